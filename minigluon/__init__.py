@@ -1,0 +1,15 @@
+"""minigluon: the MXNet Gluon API on numpy (CPU) and CuPy (GPU).
+
+Write ``import minigluon as mx`` and use ``mx.nd``, ``mx.autograd``, ``mx.cpu()``...
+"""
+__version__ = '0.1.0'
+
+from . import base
+from .base import MXNetError, MinigluonError
+from . import context
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from . import autograd
+from . import ndarray
+from . import ndarray as nd
+from . import random
+from . import test_utils

@@ -1,0 +1,17 @@
+"""The one error class and small helpers shared by every layer."""
+
+
+class MXNetError(Exception):
+    """Error raised by minigluon for bad input or misuse.
+
+    The name matches MXNet's so existing ``except mx.base.MXNetError`` code keeps
+    working; ``MinigluonError`` is the same class.
+    """
+
+
+MinigluonError = MXNetError
+
+
+def shape_str(shape):
+    """``(2, 3)`` -> ``'2x3'``, the way MXNet prints shapes in reprs."""
+    return 'x'.join(str(d) for d in shape)

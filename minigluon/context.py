@@ -1,0 +1,166 @@
+"""Devices: ``cpu(i)`` runs on numpy, ``gpu(i)`` on CuPy.
+
+This module holds the project's one guarded ``import cupy``; everything else asks a
+Context for its array module (``ctx.xp``) and never imports CuPy itself.
+"""
+import threading
+
+import numpy
+
+from .base import MXNetError
+
+try:  # CuPy is optional: without it every cpu context still works.
+    import cupy
+    _CUPY_IMPORT_ERROR = None
+except Exception as exc:  # ImportError, or a broken CUDA install raising at import
+    cupy = None
+    _CUPY_IMPORT_ERROR = exc
+
+
+def num_gpus():
+    """Number of GPUs CuPy can see (0 when CuPy or a driver is missing)."""
+    if cupy is None:
+        return 0
+    try:
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        return 0
+
+
+def _gpu_unavailable_reason(device_id):
+    if cupy is None:
+        return ('CuPy is not importable (%s: %s); install it with '
+                "`pip install 'minigluon[gpu]'` or the cupy-cudaXXx wheel matching your CUDA"
+                % (type(_CUPY_IMPORT_ERROR).__name__, _CUPY_IMPORT_ERROR))
+    count = num_gpus()
+    if count == 0:
+        return 'CuPy is installed but no CUDA GPU is visible (check the driver and CUDA_VISIBLE_DEVICES)'
+    if device_id >= count:
+        return 'only %d GPU(s) are visible (ids 0..%d)' % (count, count - 1)
+    return None
+
+
+class Context:
+    """A device: ``Context('cpu', 0)`` or ``Context('gpu', 1)``.
+
+    Contexts compare by (device_type, device_id), so ``cpu(0)`` and ``cpu(1)`` are
+    distinct devices even though both keep their arrays in host memory. Used in a
+    ``with`` block it becomes the default context of the current thread.
+    """
+    __slots__ = ('device_type', 'device_id', '_xp', '_old')
+    _cache = {}
+    devtype2str = {1: 'cpu', 2: 'gpu', 3: 'cpu_pinned'}
+    devstr2type = {'cpu': 1, 'gpu': 2, 'cpu_pinned': 3}
+
+    def __new__(cls, device_type, device_id=0):
+        if isinstance(device_type, Context):
+            return device_type
+        if isinstance(device_type, int):
+            device_type = cls.devtype2str.get(device_type, device_type)
+        if device_type not in ('cpu', 'gpu', 'cpu_pinned'):
+            raise MXNetError("unknown device type %r: use 'cpu' or 'gpu'" % (device_type,))
+        if not isinstance(device_id, int) or device_id < 0:
+            raise MXNetError('device id must be a non-negative int, got %r' % (device_id,))
+        key = (device_type, device_id)
+        ctx = cls._cache.get(key)
+        if ctx is None:
+            ctx = object.__new__(cls)
+            ctx.device_type, ctx.device_id = key
+            ctx._xp = None
+            ctx._old = []
+            cls._cache[key] = ctx
+        return ctx
+
+    def __getnewargs__(self):
+        return (self.device_type, self.device_id)
+
+    @property
+    def device_typeid(self):
+        return self.devstr2type[self.device_type]
+
+    @property
+    def xp(self):
+        """The array module for this device: numpy, or cupy for a usable GPU."""
+        xp = self._xp
+        if xp is None:
+            if self.device_type == 'gpu':
+                reason = _gpu_unavailable_reason(self.device_id)
+                if reason:
+                    raise MXNetError('cannot use %s: %s' % (self, reason))
+                xp = cupy
+            else:
+                xp = numpy
+            self._xp = xp
+        return xp
+
+    @property
+    def is_gpu(self):
+        return self.device_type == 'gpu'
+
+    def device(self):
+        """A ``with`` guard making this GPU current for CuPy (None for CPUs)."""
+        self.xp  # raises the clear error when the GPU is unusable
+        return cupy.cuda.Device(self.device_id) if self.device_type == 'gpu' else None
+
+    def empty_cache(self):
+        if self.device_type == 'gpu' and cupy is not None:
+            cupy.get_default_memory_pool().free_all_blocks()
+
+    def __eq__(self, other):
+        return isinstance(other, Context) and self.device_type == other.device_type \
+            and self.device_id == other.device_id
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self):
+        return '%s(%d)' % (self.device_type, self.device_id)
+
+    __str__ = __repr__
+
+    def __enter__(self):
+        stack = _default_stack()
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_stack().pop()
+
+
+class _ThreadDefault(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_thread_default = _ThreadDefault()
+
+
+def _default_stack():
+    return _thread_default.stack
+
+
+def cpu(device_id=0):
+    """CPU context ``device_id``; different ids are distinct logical devices."""
+    return Context('cpu', device_id)
+
+
+def cpu_pinned(device_id=0):
+    return Context('cpu_pinned', device_id)
+
+
+def gpu(device_id=0):
+    """GPU context ``device_id``; arrays are allocated there through CuPy."""
+    return Context('gpu', device_id)
+
+
+def current_context():
+    """The innermost ``with ctx:`` context of this thread, else ``cpu(0)``."""
+    stack = _thread_default.stack
+    return stack[-1] if stack else cpu(0)
+
+
+def gpu_memory_info(device_id=0):
+    """(free, total) bytes on GPU ``device_id``."""
+    gpu(device_id).xp
+    with cupy.cuda.Device(device_id):
+        return cupy.cuda.runtime.memGetInfo()

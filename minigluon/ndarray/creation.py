@@ -1,0 +1,79 @@
+"""Array creation: array, zeros, ones, empty, full, arange, linspace, eye, ..."""
+import numpy as np
+
+from ..base import MXNetError
+from ..context import Context, current_context
+from .ndarray import NDArray, normalize_dtype, to_array
+
+array = to_array
+
+
+def _ctx(ctx):
+    return current_context() if ctx is None else Context(ctx)
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise MXNetError('shape must be an int or a tuple of ints, got %r' % (shape,)) from None
+    if any(s < 0 for s in shape):
+        raise MXNetError('shape %s has a negative dimension' % (shape,))
+    return shape
+
+
+def _make(fill, shape, ctx, dtype):
+    ctx = _ctx(ctx)
+    dt = normalize_dtype(dtype)
+    xp = ctx.xp
+    if ctx.is_gpu:
+        with ctx.device():
+            return NDArray(fill(xp, _shape(shape), dt), ctx)
+    return NDArray(fill(xp, _shape(shape), dt), ctx)
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs):
+    """An array of zeros (float32 unless ``dtype`` says otherwise)."""
+    return _make(lambda xp, s, d: xp.zeros(s, d), shape, ctx, dtype)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    """An array of ones."""
+    return _make(lambda xp, s, d: xp.ones(s, d), shape, ctx, dtype)
+
+
+def empty(shape, ctx=None, dtype=None):
+    """An uninitialised array."""
+    return _make(lambda xp, s, d: xp.empty(s, d), shape, ctx, dtype)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    """An array filled with ``val``."""
+    result = _make(lambda xp, s, d: xp.full(s, val, d), shape, ctx, dtype)
+    if out is not None:
+        out[:] = result
+        return out
+    return result
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):
+    """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times."""
+    if stop is None:
+        start, stop = 0, start
+    def fill(xp, _, d):
+        values = xp.arange(start, stop, step, dtype=np.float64).astype(d)
+        return xp.repeat(values, repeat) if repeat != 1 else values
+    return _make(fill, 0, ctx, dtype)
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
+    """``num`` evenly spaced values from ``start`` to ``stop``."""
+    return _make(lambda xp, _, d: xp.linspace(start, stop, num, endpoint=endpoint).astype(d),
+                 0, ctx, dtype)
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None):
+    """A 2-D array with ones on diagonal ``k`` (``M`` = 0 means square)."""
+    return _make(lambda xp, _, d: xp.eye(N, M or N, k, dtype=d), 0, ctx, dtype)

@@ -1,0 +1,175 @@
+"""Elementwise unary maths, activations and dtype/copy ops."""
+from ..registry import register
+
+
+def _unary(name, doc):
+    """Register ``forward(xp, x) -> (y, grad_fn)`` where ``grad_fn(dy)`` is dx."""
+    def deco(fn):
+        def forward(xp, data):
+            out, grad_fn = fn(xp, data)
+            return out, lambda dy: (grad_fn(dy),)
+        forward.__doc__ = doc
+        forward.__name__ = name
+        register(name)(forward)
+        return fn
+    return deco
+
+
+@_unary('negative', 'Elementwise ``-x``.')
+def _negative(xp, x):
+    return xp.negative(x), lambda dy: -dy
+
+
+@_unary('abs', 'Elementwise absolute value.')
+def _abs(xp, x):
+    return xp.abs(x), lambda dy: dy * xp.sign(x)
+
+
+@_unary('sign', 'Elementwise sign (-1, 0 or 1); its gradient is zero.')
+def _sign(xp, x):
+    return xp.sign(x), xp.zeros_like
+
+
+@_unary('floor', 'Elementwise floor; its gradient is zero.')
+def _floor(xp, x):
+    return xp.floor(x), xp.zeros_like
+
+
+@_unary('ceil', 'Elementwise ceiling; its gradient is zero.')
+def _ceil(xp, x):
+    return xp.ceil(x), xp.zeros_like
+
+
+@_unary('round', 'Elementwise rounding to the nearest integer; its gradient is zero.')
+def _round(xp, x):
+    return xp.round(x), xp.zeros_like
+
+
+@_unary('sqrt', 'Elementwise square root.')
+def _sqrt(xp, x):
+    y = xp.sqrt(x)
+    return y, lambda dy: dy * 0.5 / y
+
+
+@_unary('rsqrt', 'Elementwise ``1 / sqrt(x)``.')
+def _rsqrt(xp, x):
+    y = 1 / xp.sqrt(x)
+    return y, lambda dy: dy * -0.5 * y * y * y
+
+
+@_unary('exp', 'Elementwise exponential.')
+def _exp(xp, x):
+    y = xp.exp(x)
+    return y, lambda dy: dy * y
+
+
+@_unary('expm1', 'Elementwise ``exp(x) - 1``, accurate near zero.')
+def _expm1(xp, x):
+    y = xp.expm1(x)
+    return y, lambda dy: dy * (y + 1)
+
+
+@_unary('log', 'Elementwise natural logarithm.')
+def _log(xp, x):
+    return xp.log(x), lambda dy: dy / x
+
+
+@_unary('log1p', 'Elementwise ``log(1 + x)``, accurate near zero.')
+def _log1p(xp, x):
+    return xp.log1p(x), lambda dy: dy / (1 + x)
+
+
+@_unary('square', 'Elementwise ``x * x``.')
+def _square(xp, x):
+    return xp.square(x), lambda dy: dy * 2 * x
+
+
+@_unary('reciprocal', 'Elementwise ``1 / x``.')
+def _reciprocal(xp, x):
+    y = 1 / x
+    return y, lambda dy: -dy * y * y
+
+
+@_unary('sin', 'Elementwise sine.')
+def _sin(xp, x):
+    return xp.sin(x), lambda dy: dy * xp.cos(x)
+
+
+@_unary('cos', 'Elementwise cosine.')
+def _cos(xp, x):
+    return xp.cos(x), lambda dy: -dy * xp.sin(x)
+
+
+@_unary('relu', 'Rectified linear unit ``max(x, 0)``.')
+def _relu(xp, x):
+    y = xp.maximum(x, 0)
+    return y, lambda dy: dy * (y > 0)
+
+
+@_unary('sigmoid', 'Logistic sigmoid ``1 / (1 + exp(-x))``, computed without overflow.')
+def _sigmoid(xp, x):
+    y = xp.tanh(x * 0.5) * 0.5 + 0.5
+    return y, lambda dy: dy * y * (1 - y)
+
+
+@_unary('tanh', 'Hyperbolic tangent.')
+def _tanh(xp, x):
+    y = xp.tanh(x)
+    return y, lambda dy: dy * (1 - y * y)
+
+
+@_unary('softrelu', 'Softplus ``log(1 + exp(x))``, computed without overflow.')
+def _softrelu(xp, x):
+    y = xp.logaddexp(0, x).astype(x.dtype, copy=False)
+    return y, lambda dy: dy * (xp.tanh(x * 0.5) * 0.5 + 0.5)
+
+
+@_unary('softsign', 'Softsign ``x / (1 + |x|)``.')
+def _softsign(xp, x):
+    denom = 1 + xp.abs(x)
+    return x / denom, lambda dy: dy / (denom * denom)
+
+
+@register('clip')
+def clip(xp, data, a_min, a_max):
+    """Clip values to ``[a_min, a_max]``; the gradient flows where no clipping happened."""
+    out = xp.clip(data, a_min, a_max)
+    if out.dtype != data.dtype:
+        out = out.astype(data.dtype)
+    return out, lambda dy: (dy * ((data >= a_min) & (data <= a_max)),)
+
+
+@register('cast')
+def cast(xp, data, dtype):
+    """Convert to ``dtype``; the gradient is converted back."""
+    src = data.dtype
+    return data.astype(dtype), lambda dy: (dy.astype(src),)
+
+
+@register('copy')
+def copy(xp, data):
+    """A copy that does not share memory with ``data``."""
+    return data.copy(), lambda dy: (dy,)
+
+
+def _to_context(params):
+    return params['ctx']
+
+
+@register('_copyto', output_context=_to_context)
+def _copyto(xp, data, ctx, src):
+    """Copy ``data`` from context ``src`` to context ``ctx``; the gradient goes back."""
+    from ..ndarray import _put
+    return _put(data, ctx), lambda dy: (_put(dy, src),)
+
+
+@register('zeros_like', differentiable=False)
+def zeros_like(xp, data):
+    """Zeros with the shape and dtype of ``data``."""
+    return xp.zeros_like(data)
+
+
+@register('ones_like', differentiable=False)
+def ones_like(xp, data):
+    """Ones with the shape and dtype of ``data``."""
+    return xp.ones_like(data)

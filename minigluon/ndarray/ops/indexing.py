@@ -1,0 +1,172 @@
+"""Indexing, gathering and ordering: getitem/setitem, take, pick, where, topk, ..."""
+import numpy as np
+
+from ...base import MXNetError
+from ..registry import register, unbroadcast
+
+
+def scatter_add(xp, target, index, values):
+    """``target[index] += values`` with repeated indices accumulated."""
+    if xp is np:
+        np.add.at(target, index, values)
+    else:
+        import cupyx  # only reached with CuPy arrays
+        cupyx.scatter_add(target, index, values)
+    return target
+
+
+def _has_integer_array(key):
+    """Integer-array indices may repeat positions, so their gradient must accumulate."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(hasattr(k, 'dtype') and k.dtype != np.bool_ for k in parts)
+
+
+@register('_getitem')
+def _getitem(xp, data, key):
+    """``data[key]`` for ints, slices (with steps), None, Ellipsis, integer and boolean arrays."""
+    out = data[key]
+    natural_shape = np.shape(out)
+    if not hasattr(out, 'shape') or out.ndim == 0:
+        out = xp.asarray(out).reshape(1)
+    src, dtype = data.shape, data.dtype
+
+    def backward(dy):
+        g = xp.zeros(src, dtype)
+        if _has_integer_array(key):
+            scatter_add(xp, g, key, dy.reshape(natural_shape))
+        else:
+            g[key] = dy.reshape(natural_shape)
+        return (g,)
+    return out, backward
+
+
+@register('_setitem', num_inputs=2)
+def _setitem(xp, data, value, key):
+    """A copy of ``data`` with ``data[key] = value`` (the recorded form of assignment)."""
+    out = data.copy()
+    out[key] = value
+
+    def backward(dy):
+        ddata = dy.copy()
+        ddata[key] = 0
+        return ddata, unbroadcast(xp, xp.asarray(dy[key]), value.shape)
+    return out, backward
+
+
+def _clip_or_wrap(xp, indices, size, mode):
+    idx = indices.astype(np.int64)
+    if mode == 'wrap':
+        return idx % size
+    if mode == 'clip':
+        return xp.clip(idx, 0, size - 1)
+    raise MXNetError("mode must be 'clip' or 'wrap', got %r" % (mode,))
+
+
+@register('take', num_inputs=2)
+def take(xp, a, indices, axis=0, mode='clip'):
+    """Gather slices of ``a`` along ``axis`` at ``indices`` (clipped or wrapped)."""
+    ax = axis % a.ndim
+    idx = _clip_or_wrap(xp, indices, a.shape[ax], mode)
+    out = xp.take(a, idx, axis=ax)
+    src, dtype = a.shape, a.dtype
+
+    def backward(dy):
+        g = xp.zeros(src, dtype)
+        moved = xp.moveaxis(g, ax, 0)
+        dmoved = xp.moveaxis(dy, tuple(range(ax, ax + idx.ndim)), tuple(range(idx.ndim)))
+        scatter_add(xp, moved, idx, dmoved)
+        return g, None
+    return out, backward
+
+
+@register('pick', num_inputs=2)
+def pick(xp, data, index, axis=-1, keepdims=False, mode='clip'):
+    """Pick one element per row along ``axis``: ``out[i] = data[i, index[i]]``."""
+    ax = axis % data.ndim
+    idx = _clip_or_wrap(xp, index, data.shape[ax], mode)
+    idx = xp.expand_dims(idx.reshape(data.shape[:ax] + data.shape[ax + 1:]), ax)
+    out = xp.take_along_axis(data, idx, axis=ax)
+    src, dtype = data.shape, data.dtype
+
+    def backward(dy):
+        g = xp.zeros(src, dtype)
+        xp.put_along_axis(g, idx, dy.reshape(idx.shape), axis=ax)
+        return g, None
+    return (out if keepdims else out.squeeze(axis=ax)), backward
+
+
+@register('one_hot', differentiable=False)
+def one_hot(xp, indices, depth, on_value=1.0, off_value=0.0, dtype='float32'):
+    """One-hot encode integer ``indices`` into a new last axis of length ``depth``."""
+    idx = indices.astype(np.int64)
+    out = xp.full(idx.shape + (depth,), off_value, dtype=dtype)
+    valid = (idx >= 0) & (idx < depth)
+    hot = xp.arange(depth) == idx[..., None]
+    out[hot & valid[..., None]] = on_value
+    return out
+
+
+@register('where', num_inputs=3)
+def where(xp, condition, x, y):
+    """``x`` where ``condition`` is non-zero, else ``y``; a 1-D condition selects rows."""
+    cond = condition
+    if cond.ndim == 1 and x.ndim > 1 and cond.shape[0] == x.shape[0] and cond.shape != x.shape:
+        cond = cond.reshape((-1,) + (1,) * (x.ndim - 1))
+    mask = cond != 0
+    out = xp.where(mask, x, y)
+    return out, lambda dy: (None, xp.where(mask, dy, 0).astype(dy.dtype),
+                            xp.where(mask, 0, dy).astype(dy.dtype))
+
+
+@register('sort')
+def sort(xp, data, axis=-1, is_ascend=True):
+    """Sorted values along ``axis``."""
+    order = xp.argsort(data, axis=axis, kind='stable')
+    if not is_ascend:
+        order = xp.flip(order, axis=axis)
+    out = xp.take_along_axis(data, order, axis=axis)
+
+    def backward(dy):
+        g = xp.zeros_like(data)
+        xp.put_along_axis(g, order, dy, axis=axis)
+        return (g,)
+    return out, backward
+
+
+@register('argsort', differentiable=False)
+def argsort(xp, data, axis=-1, is_ascend=True, dtype='float32'):
+    """Indices that sort ``data`` along ``axis`` (float32 by default, as in MXNet)."""
+    order = xp.argsort(data if is_ascend else -data, axis=axis, kind='stable')
+    return order.astype(dtype)
+
+
+@register('topk')
+def topk(xp, data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='float32'):
+    """The ``k`` largest (or smallest) entries along ``axis``.
+
+    ``ret_typ``: 'indices' (default), 'value', 'both' ([values, indices]) or 'mask'.
+    """
+    if ret_typ not in ('indices', 'value', 'both', 'mask'):
+        raise MXNetError("topk: ret_typ must be 'indices', 'value', 'both' or 'mask', got %r"
+                         % (ret_typ,))
+    ax = axis % data.ndim
+    if not 0 < k <= data.shape[ax]:
+        raise MXNetError('topk: k=%d is out of range for axis %d of length %d'
+                         % (k, ax, data.shape[ax]))
+    order = xp.argsort(data if is_ascend else -data, axis=ax, kind='stable')
+    order = xp.take(order, xp.arange(k), axis=ax)
+    values = xp.take_along_axis(data, order, axis=ax)
+
+    def scatter(dv):
+        g = xp.zeros_like(data)
+        xp.put_along_axis(g, order, dv, axis=ax)
+        return g
+
+    if ret_typ == 'value':
+        return values, lambda dy: (scatter(dy),)
+    if ret_typ == 'both':
+        return (values, order.astype(dtype)), lambda dys: (scatter(dys[0]),)
+    if ret_typ == 'mask':
+        mask = scatter(xp.ones_like(values))
+        return mask, lambda dy: (xp.zeros_like(data),)
+    return order.astype(dtype), lambda dy: (xp.zeros_like(data),)

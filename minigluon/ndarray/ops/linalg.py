@@ -1,0 +1,49 @@
+"""Matrix products: dot and batch_dot."""
+from ...base import MXNetError
+from ..registry import register
+
+
+@register('dot', num_inputs=2)
+def dot(xp, lhs, rhs, transpose_a=False, transpose_b=False):
+    """MXNet's dot: contract the last axis of ``lhs`` with the first axis of ``rhs``.
+
+    For 2-D inputs this is the matrix product; ``transpose_a``/``transpose_b``
+    reverse an input's axes first.
+    """
+    a = lhs.T if transpose_a else lhs
+    b = rhs.T if transpose_b else rhs
+    if a.shape[-1] != b.shape[0]:
+        raise MXNetError('dot: shapes %s and %s (after transpose_a=%s, transpose_b=%s) do not '
+                         'match: %d != %d' % (lhs.shape, rhs.shape, transpose_a, transpose_b,
+                                              a.shape[-1], b.shape[0]))
+    out = xp.tensordot(a, b, axes=1) if a.ndim > 2 or b.ndim > 2 else xp.dot(a, b)
+
+    def backward(dy):
+        dy = dy.reshape(a.shape[:-1] + b.shape[1:])
+        na, nb = a.ndim - 1, b.ndim - 1
+        # d a = dy . b^T over b's trailing axes; d b = a^T . dy over a's leading axes
+        da = xp.tensordot(dy, b, axes=(tuple(range(na, na + nb)), tuple(range(1, nb + 1))))
+        db = xp.tensordot(a, dy, axes=(tuple(range(na)), tuple(range(na))))
+        return (da.T if transpose_a else da), (db.T if transpose_b else db)
+    return out, backward
+
+
+@register('batch_dot', num_inputs=2)
+def batch_dot(xp, lhs, rhs, transpose_a=False, transpose_b=False):
+    """Batched matrix product of ``(B, n, m)`` and ``(B, m, k)`` arrays."""
+    if lhs.ndim != 3 or rhs.ndim != 3:
+        raise MXNetError('batch_dot needs 3-D inputs, got shapes %s and %s'
+                         % (lhs.shape, rhs.shape))
+    a = lhs.transpose(0, 2, 1) if transpose_a else lhs
+    b = rhs.transpose(0, 2, 1) if transpose_b else rhs
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise MXNetError('batch_dot: shapes %s and %s (transpose_a=%s, transpose_b=%s) do not '
+                         'match' % (lhs.shape, rhs.shape, transpose_a, transpose_b))
+    out = xp.matmul(a, b)
+
+    def backward(dy):
+        da = xp.matmul(dy, b.transpose(0, 2, 1))
+        db = xp.matmul(a.transpose(0, 2, 1), dy)
+        return (da.transpose(0, 2, 1) if transpose_a else da,
+                db.transpose(0, 2, 1) if transpose_b else db)
+    return out, backward

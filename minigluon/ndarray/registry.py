@@ -1,0 +1,165 @@
+"""The op table: every NDArray operation is registered here once.
+
+An op is a function ``forward(xp, *inputs, **params)`` written against the array
+module ``xp`` (numpy or cupy), so the same code runs on every device. A
+differentiable op returns ``(output, backward)`` where ``backward(dy)`` is a closure
+over only what it needs and returns one gradient (or None) per input; an op with
+several outputs returns a tuple of outputs and its backward receives a tuple of
+output gradients. A non-differentiable op returns just its output(s).
+
+``invoke`` is the single dispatcher: it checks contexts, unwraps NDArrays, runs the
+forward, records a tape node when autograd is recording and an input needs a
+gradient, and wraps the outputs. ``nd.<op>`` functions and NDArray methods are
+generated from this table.
+"""
+import numbers
+
+import numpy as np
+
+from .. import autograd
+from ..base import MXNetError, shape_str
+
+_OPS = {}
+
+
+class OpDef:
+    """One registered op: its forward, how many array inputs it takes, and flags."""
+    __slots__ = ('name', 'forward', 'num_inputs', 'differentiable', 'output_context')
+
+    def __init__(self, name, forward, num_inputs, differentiable, output_context):
+        self.name = name
+        self.forward = forward
+        self.num_inputs = num_inputs  # an int, or None for variadic (concat, stack, ...)
+        self.differentiable = differentiable
+        self.output_context = output_context
+
+    @property
+    def doc(self):
+        return self.forward.__doc__
+
+    def __repr__(self):
+        return '<op %s>' % self.name
+
+
+def register(name, num_inputs=1, differentiable=True, output_context=None):
+    """Decorator adding ``forward`` to the op table under ``name``.
+
+    ``num_inputs`` leading positional arguments are arrays (None: all positional
+    arguments are). ``output_context(params)`` gives the outputs' context for ops
+    that move data; by default outputs live where the inputs are.
+    """
+    def deco(forward):
+        if name in _OPS:
+            raise MXNetError('op %r is registered twice' % name)
+        _OPS[name] = OpDef(name, forward, num_inputs, differentiable, output_context)
+        return forward
+    return deco
+
+
+def get_op(name):
+    try:
+        return _OPS[name]
+    except KeyError:
+        raise MXNetError('no op named %r is registered' % name) from None
+
+
+def all_ops():
+    """Every registered op, keyed by name."""
+    return dict(_OPS)
+
+
+def _describe(args):
+    parts = []
+    for a in args:
+        data = getattr(a, '_data', None)
+        if data is not None:
+            parts.append('%s %s @%s' % (shape_str(data.shape) or 'scalar', data.dtype, a._ctx))
+        else:
+            parts.append(repr(a) if isinstance(a, numbers.Number) else type(a).__name__)
+    return ', '.join(parts)
+
+
+def invoke(op, inputs, params, ctx=None):
+    """Run ``op`` on ``inputs`` (NDArrays or Python scalars) with keyword ``params``.
+
+    Returns an NDArray, or a list of NDArrays for a multi-output op.
+    """
+    raw = []
+    for a in inputs:
+        data = getattr(a, '_data', None)
+        if data is None:
+            if isinstance(a, np.generic):
+                a = a.item()  # numpy scalars must not upcast float32 arrays
+            elif not isinstance(a, numbers.Number) and a is not None:
+                raise MXNetError(
+                    'op %r: expected NDArray inputs, got %s; convert it with nd.array(...)'
+                    % (op.name, type(a).__name__))
+            raw.append(a)
+            continue
+        c = a._ctx
+        if ctx is None:
+            ctx = c
+        elif c is not ctx:
+            raise MXNetError('op %r: inputs are on different contexts, %s and %s; move one '
+                             'with .as_in_context(ctx) or .copyto(ctx)' % (op.name, ctx, c))
+        raw.append(data)
+    if ctx is None:
+        raise MXNetError('op %r needs at least one NDArray input' % op.name)
+    try:
+        if ctx.device_type == 'gpu':
+            with ctx.device():
+                result = op.forward(ctx.xp, *raw, **params)
+        else:
+            result = op.forward(ctx.xp, *raw, **params)
+    except MXNetError:
+        raise
+    except (ValueError, TypeError, IndexError, AttributeError) as exc:
+        raise MXNetError('op %r failed on inputs (%s) with %s: %s'
+                         % (op.name, _describe(inputs), params or '{}', exc)) from exc
+    if op.differentiable:
+        result, backward = result
+    out_ctx = op.output_context(params) if op.output_context else ctx
+    single = not isinstance(result, (tuple, list))
+    wrap = _NDArray
+    if single:
+        if result.ndim == 0:
+            result = result.reshape(1)  # MXNet has no 0-d arrays
+        outs = [wrap(result, out_ctx)]
+    else:
+        outs = [wrap(r.reshape(1) if r.ndim == 0 else r, out_ctx) for r in result]
+    if op.differentiable and autograd._state.recording:
+        for a in inputs:
+            if getattr(a, '_data', None) is not None and autograd._requires_grad(a):
+                autograd._record(backward, inputs, outs, ctx, op.name)
+                break
+    return outs[0] if single else outs
+
+
+_NDArray = None  # set by ndarray.py once the class exists (avoids an import cycle)
+
+
+def _set_ndarray_class(cls):
+    global _NDArray
+    _NDArray = cls
+
+
+def unbroadcast(xp, grad, shape):
+    """Sum ``grad`` down to ``shape`` (undoing numpy broadcasting); None for scalars."""
+    if shape is None:
+        return None
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra < 0:
+        grad = grad.reshape((1,) * -extra + grad.shape)
+    elif extra:
+        grad = grad.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return grad.reshape(shape)
+
+
+def shape_of(x):
+    """Shape of a raw array, or None for a Python scalar."""
+    return getattr(x, 'shape', None)

@@ -1,0 +1,164 @@
+"""Testing helpers with MXNet's names: comparisons, numeric gradients, random data."""
+import numpy as np
+
+from . import autograd
+from .base import MXNetError
+from .context import Context, cpu
+from .ndarray import NDArray
+from .ndarray import random as _random
+from .ndarray.creation import array
+
+_default_ctx = [None]
+
+# Tolerances by dtype, loose enough for float16 arithmetic and tight for float64.
+_RTOL = {np.dtype('float16'): 1e-2, np.dtype('float32'): 1e-4, np.dtype('float64'): 1e-7}
+_ATOL = {np.dtype('float16'): 1e-2, np.dtype('float32'): 1e-5, np.dtype('float64'): 1e-9}
+
+
+def default_context():
+    """The context tests run on (``set_default_context`` changes it; cpu(0) otherwise)."""
+    return _default_ctx[0] or cpu(0)
+
+
+def set_default_context(ctx):
+    _default_ctx[0] = Context(ctx)
+
+
+def _as_numpy(a):
+    if isinstance(a, NDArray):
+        return a.asnumpy()
+    if hasattr(a, 'get') and not isinstance(a, np.ndarray):
+        return a.get()
+    return np.asarray(a)
+
+
+def _tolerances(a, b, rtol, atol):
+    dt = a.dtype if a.dtype in _RTOL else (b.dtype if b.dtype in _RTOL else np.dtype('float64'))
+    return (_RTOL.get(dt, 1e-7) if rtol is None else rtol,
+            _ATOL.get(dt, 1e-9) if atol is None else atol)
+
+
+def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
+    """True when ``a`` and ``b`` (NDArrays, numpy arrays or scalars) agree elementwise."""
+    a, b = _as_numpy(a), _as_numpy(b)
+    if a.shape != b.shape and a.size != b.size:
+        return False
+    rtol, atol = _tolerances(a, b, rtol, atol)
+    return bool(np.allclose(a.reshape(b.shape) if a.size == b.size else a, b,
+                            rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=False):
+    """Raise AssertionError naming the worst element when ``a`` and ``b`` differ."""
+    a, b = _as_numpy(a), _as_numpy(b)
+    if a.shape != b.shape:
+        raise AssertionError('shape mismatch: %s %s vs %s %s' % (names[0], a.shape, names[1],
+                                                                 b.shape))
+    rtol, atol = _tolerances(a, b, rtol, atol)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    if np.allclose(a64, b64, rtol=rtol, atol=atol, equal_nan=equal_nan):
+        return
+    err = np.abs(a64 - b64) - (atol + rtol * np.abs(b64))
+    err = np.where(np.isnan(err), np.inf, err)
+    idx = np.unravel_index(np.argmax(err), err.shape) if err.ndim else ()
+    raise AssertionError(
+        'arrays differ (rtol=%g, atol=%g): worst at index %s: %s=%r, %s=%r\n%s:\n%s\n%s:\n%s'
+        % (rtol, atol, idx, names[0], a[idx], names[1], b[idx], names[0], a, names[1], b))
+
+
+def same(a, b):
+    """True when ``a`` and ``b`` are exactly equal (shape and values)."""
+    a, b = _as_numpy(a), _as_numpy(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def rand_shape_nd(num_dim, dim=10):
+    """A random shape with ``num_dim`` dimensions, each in ``[1, dim]``."""
+    return tuple(np.random.randint(1, dim + 1, size=num_dim).tolist())
+
+
+def rand_shape_2d(dim0=10, dim1=10):
+    return (np.random.randint(1, dim0 + 1), np.random.randint(1, dim1 + 1))
+
+
+def rand_ndarray(shape, stype='default', density=None, dtype=None, ctx=None):
+    """An NDArray of uniform random values in [0, 1) (dense storage only)."""
+    if stype != 'default':
+        raise MXNetError("rand_ndarray: only stype='default' is supported, got %r" % stype)
+    return _random.uniform(0, 1, shape=shape, dtype=dtype or 'float32',
+                           ctx=ctx or default_context())
+
+
+def numeric_grad(fn, inputs, eps=1e-4, which=None):
+    """Central-difference gradients of scalar ``fn(list of numpy arrays)``.
+
+    One gradient per input, or per input listed in ``which``.
+    """
+    grads = []
+    for k in (range(len(inputs)) if which is None else which):
+        arr = inputs[k]
+        g = np.zeros_like(arr, dtype=np.float64)
+        flat, gflat = arr.reshape(-1), g.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + eps
+            plus = fn(inputs)
+            flat[i] = old - eps
+            minus = fn(inputs)
+            flat[i] = old
+            gflat[i] = (plus - minus) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+def check_numeric_gradient(fn, location, numeric_eps=1e-4, rtol=1e-2, atol=None,
+                           grad_nodes=None, ctx=None, dtype=np.float64, head_grad=None):
+    """Compare autograd gradients of ``fn`` with central differences.
+
+    Parameters
+    ----------
+    fn : callable
+        Takes NDArrays (one per entry of ``location``) and returns an NDArray or a list of
+        NDArrays. Differentiated is ``sum(out * head_grad)`` with a fixed random head.
+    location : list or dict of array-like
+        Where to evaluate; values are converted to ``dtype`` (float64 by default).
+    grad_nodes : list of int or str, optional
+        Which inputs to check (all by default).
+    """
+    ctx = Context(ctx) if ctx is not None else default_context()
+    names = list(location.keys()) if isinstance(location, dict) else None
+    values = list(location.values()) if names else list(location)
+    values = [np.array(_as_numpy(v), dtype=dtype) for v in values]
+    if grad_nodes is None:
+        check = list(range(len(values)))
+    else:
+        check = [names.index(g) if isinstance(g, str) else g for g in grad_nodes]
+    rng = np.random.RandomState(1234)
+
+    def outputs_of(arrays):
+        out = fn(*arrays)
+        return out if isinstance(out, (list, tuple)) else [out]
+
+    # analytic gradients
+    inputs = [array(v, ctx=ctx, dtype=v.dtype) for v in values]
+    for i in check:
+        inputs[i].attach_grad()
+    with autograd.record():
+        outs = outputs_of(inputs)
+    heads = head_grad or [array(rng.normal(size=o.shape), ctx=ctx, dtype=o.dtype) for o in outs]
+    autograd.backward(outs, heads)
+    analytic = [inputs[i].grad.asnumpy() for i in check]
+    head_np = [_as_numpy(h).astype(np.float64) for h in heads]
+
+    def scalar(arrays):
+        with autograd.pause():
+            outs_ = outputs_of([array(a, ctx=ctx, dtype=a.dtype) for a in arrays])
+        return sum(float((_as_numpy(o).astype(np.float64) * h).sum())
+                   for o, h in zip(outs_, head_np))
+
+    numeric = numeric_grad(scalar, values, eps=numeric_eps, which=check)
+    for k, i in enumerate(check):
+        label = names[i] if names else 'input %d' % i
+        assert_almost_equal(analytic[k], numeric[k], rtol=rtol,
+                            atol=atol if atol is not None else 1e-4,
+                            names=('autograd grad of %s' % label, 'numeric grad of %s' % label))
