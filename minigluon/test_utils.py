@@ -145,7 +145,8 @@ def check_numeric_gradient(fn, location, numeric_eps=1e-4, rtol=1e-2, atol=None,
         inputs[i].attach_grad()
     with autograd.record():
         outs = outputs_of(inputs)
-    heads = head_grad or [array(rng.normal(size=o.shape), ctx=ctx, dtype=o.dtype) for o in outs]
+    heads = head_grad or [array(rng.normal(size=o.shape), ctx=o.context, dtype=o.dtype)
+                          for o in outs]
     autograd.backward(outs, heads)
     analytic = [inputs[i].grad.asnumpy() for i in check]
     head_np = [_as_numpy(h).astype(np.float64) for h in heads]

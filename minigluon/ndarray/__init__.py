@@ -19,8 +19,7 @@ def _make_function(op):
         else:
             inputs, rest = args[:n], args[n:]
             if len(inputs) < n:  # inputs given by keyword, e.g. nd.softmax(data=x)
-                names = op.forward.__code__.co_varnames[1:1 + n]
-                missing = names[len(inputs):]
+                missing = op.input_names[len(inputs):]
                 try:
                     inputs = inputs + tuple(kwargs.pop(m) for m in missing)
                 except KeyError:

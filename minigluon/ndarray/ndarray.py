@@ -364,7 +364,7 @@ def _params(op, positional, kwargs):
     """Map extra positional arguments onto the op's parameter names, in order."""
     if not positional:
         return kwargs
-    names = op.forward.__code__.co_varnames[1 + op.num_inputs:op.forward.__code__.co_argcount]
+    names = op.param_names
     if len(positional) > len(names):
         raise MXNetError('op %r takes at most %d parameters (%s), got %d'
                          % (op.name, len(names), ', '.join(names), len(positional)))

@@ -24,7 +24,8 @@ _OPS = {}
 
 class OpDef:
     """One registered op: its forward, how many array inputs it takes, and flags."""
-    __slots__ = ('name', 'forward', 'num_inputs', 'differentiable', 'output_context')
+    __slots__ = ('name', 'forward', 'num_inputs', 'differentiable', 'output_context',
+                 'input_names', 'param_names')
 
     def __init__(self, name, forward, num_inputs, differentiable, output_context):
         self.name = name
@@ -32,6 +33,10 @@ class OpDef:
         self.num_inputs = num_inputs  # an int, or None for variadic (concat, stack, ...)
         self.differentiable = differentiable
         self.output_context = output_context
+        code = forward.__code__
+        first = 1 + (num_inputs or 0)
+        self.input_names = code.co_varnames[1:first]
+        self.param_names = code.co_varnames[first:code.co_argcount]  # positional-capable params
 
     @property
     def doc(self):
