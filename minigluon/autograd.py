@@ -11,7 +11,6 @@ The op dispatcher (``ndarray/registry.py``) reads the recording flag here and ca
 class lazily, so the two layers do not import each other at load time.
 """
 import threading
-from contextlib import contextmanager
 
 from .base import MXNetError, shape_str
 
@@ -50,17 +49,23 @@ def set_training(train_mode):  # pylint: disable=redefined-outer-name
     return prev
 
 
-@contextmanager
-def _scope(recording, training):
-    prev_rec, prev_train = _state.recording, _state.training
-    if recording is not None:
-        _state.recording = recording
-    if training is not None:
-        _state.training = training
-    try:
-        yield
-    finally:
-        _state.recording, _state.training = prev_rec, prev_train
+class _scope:
+    """Set the recording/training flags for a ``with`` block, restoring them after."""
+    __slots__ = ('recording', 'training', 'prev')
+
+    def __init__(self, recording, training):
+        self.recording, self.training = recording, training
+
+    def __enter__(self):
+        state = _state
+        self.prev = (state.recording, state.training)
+        if self.recording is not None:
+            state.recording = self.recording
+        if self.training is not None:
+            state.training = self.training
+
+    def __exit__(self, *exc):
+        _state.recording, _state.training = self.prev
 
 
 def record(train_mode=True):  # pylint: disable=redefined-outer-name

@@ -60,9 +60,9 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=
         return
     err = np.abs(a64 - b64) - (atol + rtol * np.abs(b64))
     err = np.where(np.isnan(err), np.inf, err)
-    idx = np.unravel_index(np.argmax(err), err.shape) if err.ndim else ()
+    idx = tuple(int(i) for i in np.unravel_index(np.argmax(err), err.shape)) if err.ndim else ()
     raise AssertionError(
-        'arrays differ (rtol=%g, atol=%g): worst at index %s: %s=%r, %s=%r\n%s:\n%s\n%s:\n%s'
+        'arrays differ (rtol=%g, atol=%g): worst at index %s: %s=%s, %s=%s\n%s:\n%s\n%s:\n%s'
         % (rtol, atol, idx, names[0], a[idx], names[1], b[idx], names[0], a, names[1], b))
 
 
