@@ -15,6 +15,14 @@ def scatter_add(xp, target, index, values):
     return target
 
 
+def put_along_axis(xp, target, indices, values, axis):
+    """``target[..., indices, ...] = values`` along ``axis`` (numpy's put_along_axis,
+    written with open grids so it also runs on CuPy versions that lack it)."""
+    index = list(xp.ogrid[tuple(slice(n) for n in indices.shape)])
+    index[axis % target.ndim] = indices
+    target[tuple(index)] = values
+
+
 def _has_integer_array(key):
     """Integer-array indices may repeat positions, so their gradient must accumulate."""
     parts = key if isinstance(key, tuple) else (key,)
@@ -90,7 +98,7 @@ def pick(xp, data, index, axis=-1, keepdims=False, mode='clip'):
 
     def backward(dy):
         g = xp.zeros(src, dtype)
-        xp.put_along_axis(g, idx, dy.reshape(idx.shape), axis=ax)
+        put_along_axis(xp, g, idx, dy.reshape(idx.shape), ax)
         return g, None
     return (out if keepdims else out.squeeze(axis=ax)), backward
 
@@ -128,7 +136,7 @@ def sort(xp, data, axis=-1, is_ascend=True):
 
     def backward(dy):
         g = xp.zeros_like(data)
-        xp.put_along_axis(g, order, dy, axis=axis)
+        put_along_axis(xp, g, order, dy, axis)
         return (g,)
     return out, backward
 
@@ -159,7 +167,7 @@ def topk(xp, data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='floa
 
     def scatter(dv):
         g = xp.zeros_like(data)
-        xp.put_along_axis(g, order, dv, axis=ax)
+        put_along_axis(xp, g, order, dv, ax)
         return g
 
     if ret_typ == 'value':
