@@ -282,6 +282,12 @@ class NDArray:
     def __reduce__(self):
         raise MXNetError('NDArrays are not pickled; save them with nd.save(filename, arrays)')
 
+    def __copy__(self):
+        return NDArray(self._data, self._ctx)
+
+    def __deepcopy__(self, memo):
+        return NDArray(self._data.copy(), self._ctx)
+
 
 def _raw_key(key, ctx):
     """Replace NDArrays inside an index by raw arrays on the same device."""
@@ -408,8 +414,12 @@ def to_array(source, ctx=None, dtype=None):
     elif hasattr(source, '__cuda_array_interface__') and not isinstance(source, np.ndarray):
         data = source  # a CuPy array
     else:
-        data = np.asarray(source)
-        if data.dtype == object:
+        try:
+            data = np.asarray(source)
+        except (ValueError, TypeError) as exc:  # ragged nested lists (numpy >= 1.24)
+            raise MXNetError('nd.array: cannot make an array from %s: %s'
+                             % (type(source).__name__, exc)) from None
+        if data.dtype == object or data.dtype.kind in 'USV':
             raise MXNetError('nd.array: cannot make an array from %s (ragged nested lists or '
                              'non-numeric values)' % type(source).__name__)
         if not isinstance(source, (np.ndarray, np.generic)):
