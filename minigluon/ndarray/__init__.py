@@ -19,12 +19,11 @@ def _make_function(op):
         else:
             inputs, rest = args[:n], args[n:]
             if len(inputs) < n:  # inputs given by keyword, e.g. nd.softmax(data=x)
-                missing = op.input_names[len(inputs):]
-                try:
-                    inputs = inputs + tuple(kwargs.pop(m) for m in missing)
-                except KeyError:
-                    raise MXNetError('nd.%s: missing input(s) %s' % (op.name, ', '.join(missing))) \
-                        from None
+                names = op.input_names
+                absent = [m for m in names[len(inputs):op.num_required_inputs] if m not in kwargs]
+                if absent:
+                    raise MXNetError('nd.%s: missing input(s) %s' % (op.name, ', '.join(absent)))
+                inputs = inputs + tuple(kwargs.pop(m, None) for m in names[len(inputs):])
             from .ndarray import _params
             params = _params(op, rest, kwargs)
         result = _invoke(op, inputs, params)

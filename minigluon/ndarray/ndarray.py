@@ -261,6 +261,8 @@ class NDArray:
         return self.__repr__()
 
     def __bool__(self):
+        if self.size == 0:
+            return False  # as MXNet: an empty array is falsy
         if self.size != 1:
             raise MXNetError('the truth value of an NDArray with %d elements is ambiguous; use '
                              '.asnumpy().any() or .all()' % self.size)

@@ -25,7 +25,7 @@ _OPS = {}
 class OpDef:
     """One registered op: its forward, how many array inputs it takes, and flags."""
     __slots__ = ('name', 'forward', 'num_inputs', 'differentiable', 'output_context',
-                 'input_names', 'param_names')
+                 'input_names', 'param_names', 'num_required_inputs')
 
     def __init__(self, name, forward, num_inputs, differentiable, output_context):
         self.name = name
@@ -37,6 +37,8 @@ class OpDef:
         first = 1 + (num_inputs or 0)
         self.input_names = code.co_varnames[1:first]
         self.param_names = code.co_varnames[first:code.co_argcount]  # positional-capable params
+        optional = len(forward.__defaults__ or ()) - len(self.param_names)
+        self.num_required_inputs = len(self.input_names) - max(optional, 0)  # e.g. bias=None
 
     @property
     def doc(self):

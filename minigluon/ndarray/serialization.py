@@ -76,7 +76,8 @@ def load(fname, ctx=None):
         archive = np.load(fname, allow_pickle=False)
     except FileNotFoundError:
         raise MXNetError('nd.load: no such file %s' % (fname,)) from None
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError,
+            RuntimeError) as exc:  # zipfile: unsupported method/version, 'encrypted'
         raise _bad(fname, exc) from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise _bad(fname, 'a single .npy array, not an archive')
@@ -92,7 +93,8 @@ def load(fname, ctx=None):
                 if str(a.dtype) not in SUPPORTED_DTYPES:
                     raise ValueError('entry %d has unsupported dtype %s' % (i, a.dtype))
                 arrays.append(a)
-        except (KeyError, ValueError, TypeError, OSError, zipfile.BadZipFile, EOFError) as exc:
+        except (KeyError, ValueError, TypeError, OSError, zipfile.BadZipFile, EOFError,
+                NotImplementedError, RuntimeError) as exc:
             raise _bad(fname, exc) from None
     from .ndarray import _put
     out = [NDArray(_put(a, ctx), ctx) for a in arrays]

@@ -153,7 +153,74 @@ CASES = {
     'log_softmax': [C(lambda a: weighted(a.log_softmax(), 2, 5), r(2, 5) * 3),
                     C(lambda a: weighted(nd.log_softmax(a, axis=0, temperature=0.5), 3, 2),
                       r(3, 2))],
+    # layers
+    'FullyConnected': [
+        C(lambda x, w, b: nd.FullyConnected(x, w, b, num_hidden=3), r(2, 2, 2), r(3, 4), r(3)),
+        C(lambda x, w: nd.FullyConnected(x, w, None, num_hidden=2, no_bias=True, flatten=False),
+          r(2, 3, 4), r(2, 4))],
+    'Convolution': [
+        C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1), num_filter=2),
+          r(2, 3, 5, 4), r(2, 3, 3, 3), r(2)),
+        C(lambda x, w: nd.Convolution(x, w, None, kernel=(3, 2), stride=(2, 1), dilate=(1, 2),
+                                      pad=(1, 0), num_filter=4, num_group=2, no_bias=True),
+          r(1, 4, 6, 5), r(4, 2, 3, 2)),
+        C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3,), stride=(2,), pad=(1,),
+                                         num_filter=2, layout='NCW'), r(2, 2, 7), r(2, 2, 3), r(2)),
+        C(lambda x, w: nd.Convolution(x, w, kernel=(1, 1), num_filter=3, no_bias=True),
+          r(2, 2, 3, 3), r(3, 2, 1, 1))],
+    'Deconvolution': [
+        C(lambda x, w: nd.Deconvolution(x, w, kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                                        adj=(1, 1), num_filter=2), r(1, 3, 3, 2), r(3, 2, 3, 3)),
+        C(lambda x, w, b: nd.Deconvolution(x, w, b, kernel=(2, 3), num_filter=4, num_group=2,
+                                           no_bias=False), r(2, 2, 3, 3), r(2, 2, 2, 3), r(4))],
+    'Pooling': [
+        C(lambda x: nd.Pooling(x, kernel=(2, 2), pool_type='max', stride=(2, 2)),
+          distinct(2, 2, 4, 4)),
+        C(lambda x: nd.Pooling(x, kernel=(3, 3), pool_type='max', stride=(2, 2), pad=(1, 1),
+                               pooling_convention='full'), distinct(1, 2, 5, 6)),
+        C(lambda x: nd.Pooling(x, kernel=(3, 3), pool_type='avg', stride=(2, 2), pad=(1, 1)),
+          r(2, 2, 5, 5)),
+        C(lambda x: nd.Pooling(x, kernel=(3, 2), pool_type='avg', stride=(2, 2), pad=(1, 1),
+                               count_include_pad=False, pooling_convention='full'), r(1, 2, 6, 5)),
+        C(lambda x: nd.Pooling(x, kernel=(3,), pool_type='sum', stride=(1,)), r(2, 2, 5)),
+        C(lambda x: nd.Pooling(x, pool_type='avg', global_pool=True), r(2, 3, 3, 2)),
+        C(lambda x: nd.Pooling(x, pool_type='max', global_pool=True), distinct(2, 3, 3, 2))],
+    'BatchNorm': [
+        C(lambda x, g, b, m, v: weighted(nd.BatchNorm(x, g, b, m, v, training=True), 4, 3, 2),
+          r(4, 3, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2]),
+        C(lambda x, g, b, m, v: weighted(nd.BatchNorm(x, g, b, m, v, axis=-1, fix_gamma=True,
+                                                      training=True), 3, 2, 4),
+          r(3, 2, 4), r(4) + 1.5, r(4), r(4), r(4, low=0.5, high=1), grad_nodes=[0, 2]),
+        C(lambda x, g, b, m, v: nd.BatchNorm(x, g, b, m, v, training=False),
+          r(2, 3, 2, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2])],
+    'LayerNorm': [
+        C(lambda x, g, b: weighted(nd.LayerNorm(x, g, b), 2, 3, 4), r(2, 3, 4), r(4) + 1.5, r(4)),
+        C(lambda x, g, b: weighted(nd.LayerNorm(x, g, b, axis=1), 2, 3, 2), r(2, 3, 2),
+          r(3) + 1.5, r(3))],
+    'InstanceNorm': [C(lambda x, g, b: weighted(nd.InstanceNorm(x, g, b), 2, 3, 2, 2),
+                       r(2, 3, 2, 2), r(3) + 1.5, r(3))],
+    'Activation': [C(lambda x, t=t: nd.Activation(x, act_type=t), away_from_zero(2, 3))
+                   for t in ('relu', 'sigmoid', 'tanh', 'softrelu', 'softsign')],
+    'LeakyReLU': [C(lambda x: nd.LeakyReLU(x, act_type='leaky', slope=0.1), away_from_zero(2, 3)),
+                  C(lambda x, g: nd.LeakyReLU(x, g, act_type='prelu'), away_from_zero(2, 3, 2),
+                    r(3)),
+                  C(lambda x, g: nd.LeakyReLU(x, g, act_type='prelu'), away_from_zero(4), r(1)),
+                  C(lambda x: nd.LeakyReLU(x, act_type='elu', slope=0.7), away_from_zero(2, 3)),
+                  C(lambda x: nd.LeakyReLU(x, act_type='selu'), away_from_zero(2, 3)),
+                  C(lambda x: nd.LeakyReLU(x, act_type='gelu'), r(2, 3) * 2, rtol=1e-3,
+                    atol=1e-5)],
+    'Dropout': [C(lambda x: _seeded(lambda: nd.Dropout(x, p=0.4, training=True)), r(4, 5)),
+                C(lambda x: _seeded(lambda: nd.Dropout(x, p=0.5, axes=(1,), mode='always')),
+                  r(3, 4, 2))],
+    'Embedding': [C(lambda i, w: nd.Embedding(i, w, input_dim=4, output_dim=3),
+                    np.array([[0, 2], [2, 3.]]), r(4, 3), grad_nodes=[1])],
 }
+
+
+def _seeded(fn):
+    """The same dropout mask on every evaluation of the finite differences."""
+    mx.random.seed(7)
+    return fn()
 
 
 def _assign(a, b):

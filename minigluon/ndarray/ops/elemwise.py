@@ -142,6 +142,8 @@ def clip(xp, data, a_min, a_max):
 @register('cast')
 def cast(xp, data, dtype):
     """Convert to ``dtype``; the gradient is converted back."""
+    from ..ndarray import normalize_dtype
+    dtype = normalize_dtype(dtype)  # an MXNetError for dtypes minigluon lacks
     src = data.dtype
     return data.astype(dtype), lambda dy: (dy.astype(src),)
 

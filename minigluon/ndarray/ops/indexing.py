@@ -32,6 +32,11 @@ def _has_integer_array(key):
 @register('_getitem')
 def _getitem(xp, data, key):
     """``data[key]`` for ints, slices (with steps), None, Ellipsis, integer and boolean arrays."""
+    if data.ndim == 1 and isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        if not -data.shape[0] <= key < data.shape[0]:
+            raise IndexError('index %d is out of bounds for axis 0 with size %d'
+                             % (key, data.shape[0]))
+        key = slice(key % data.shape[0], key % data.shape[0] + 1)  # MXNet: a (1,) view
     out = data[key]
     natural_shape = np.shape(out)
     if not hasattr(out, 'shape') or out.ndim == 0:
@@ -141,10 +146,17 @@ def sort(xp, data, axis=-1, is_ascend=True):
     return out, backward
 
 
+def _negated(data):
+    """``-data`` as a descending sort key, also right for bool, uint8 and int8 data."""
+    if data.dtype.kind in 'biu':
+        return -data.astype(np.int64)
+    return -data
+
+
 @register('argsort', differentiable=False)
 def argsort(xp, data, axis=-1, is_ascend=True, dtype='float32'):
     """Indices that sort ``data`` along ``axis`` (float32 by default, as in MXNet)."""
-    order = xp.argsort(data if is_ascend else -data, axis=axis, kind='stable')
+    order = xp.argsort(data if is_ascend else _negated(data), axis=axis, kind='stable')
     return order.astype(dtype)
 
 
@@ -161,7 +173,7 @@ def topk(xp, data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='floa
     if not 0 < k <= data.shape[ax]:
         raise MXNetError('topk: k=%d is out of range for axis %d of length %d'
                          % (k, ax, data.shape[ax]))
-    order = xp.argsort(data if is_ascend else -data, axis=ax, kind='stable')
+    order = xp.argsort(data if is_ascend else _negated(data), axis=ax, kind='stable')
     order = xp.take(order, xp.arange(k), axis=ax)
     values = xp.take_along_axis(data, order, axis=ax)
 

@@ -7,11 +7,13 @@ from ..registry import register
 def dot(xp, lhs, rhs, transpose_a=False, transpose_b=False):
     """MXNet's dot: contract the last axis of ``lhs`` with the first axis of ``rhs``.
 
-    For 2-D inputs this is the matrix product; ``transpose_a``/``transpose_b``
-    reverse an input's axes first.
+    For 2-D inputs this is the matrix product. As in MXNet, ``transpose_a`` contracts
+    the *first* axis of ``lhs`` (output axes ``lhs.shape[1:]``, in order) and
+    ``transpose_b`` the *last* axis of ``rhs`` (output axes ``rhs.shape[:-1]``): an
+    N-D input is viewed as 2-D and that matrix is transposed.
     """
-    a = lhs.T if transpose_a else lhs
-    b = rhs.T if transpose_b else rhs
+    a = xp.moveaxis(lhs, 0, -1) if transpose_a else lhs
+    b = xp.moveaxis(rhs, -1, 0) if transpose_b else rhs
     if a.shape[-1] != b.shape[0]:
         raise MXNetError('dot: shapes %s and %s (after transpose_a=%s, transpose_b=%s) do not '
                          'match: %d != %d' % (lhs.shape, rhs.shape, transpose_a, transpose_b,
@@ -24,7 +26,8 @@ def dot(xp, lhs, rhs, transpose_a=False, transpose_b=False):
         # d a = dy . b^T over b's trailing axes; d b = a^T . dy over a's leading axes
         da = xp.tensordot(dy, b, axes=(tuple(range(na, na + nb)), tuple(range(1, nb + 1))))
         db = xp.tensordot(a, dy, axes=(tuple(range(na)), tuple(range(na))))
-        return (da.T if transpose_a else da), (db.T if transpose_b else db)
+        return (xp.moveaxis(da, -1, 0) if transpose_a else da), \
+            (xp.moveaxis(db, 0, -1) if transpose_b else db)
     return out, backward
 
 

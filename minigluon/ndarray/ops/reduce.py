@@ -33,6 +33,8 @@ def _reduction(name, doc):
             axes = _axes(data.ndim, axis, exclude)
             kept = _kept_shape(data.shape, axes)
             y, grad_fn = fn(xp, data, axes)
+            if y.dtype != data.dtype and data.dtype.kind != 'b':
+                y = y.astype(data.dtype)  # MXNet keeps the dtype (numpy widens int8/uint8/int32)
             out = y if keepdims else y.reshape(tuple(n for i, n in enumerate(y.shape)
                                                     if i not in axes))
             return out, lambda dy: (grad_fn(dy.reshape(kept)),)

@@ -1,0 +1,142 @@
+"""Normalisation layers' ops: BatchNorm, LayerNorm, InstanceNorm.
+
+Statistics are computed in float32 or wider (also for float16 data), and each op is
+arranged as ``(before, channel, after)`` so one code path serves every axis.
+"""
+import numpy as np
+
+from ... import autograd
+from ...base import MXNetError
+from ..registry import register
+
+
+def _three_axes(shape, axis):
+    """``shape`` as ``(prod before axis, shape[axis], prod after axis)``."""
+    ax = axis % len(shape)
+    before = int(np.prod(shape[:ax], dtype=np.int64))
+    after = int(np.prod(shape[ax + 1:], dtype=np.int64))
+    return before, shape[ax], after
+
+
+def _stat_dtype(dtype):
+    return np.float32 if dtype == np.float16 else dtype
+
+
+def _per_channel(v):
+    return v.reshape(1, -1, 1)
+
+
+@register('BatchNorm', num_inputs=5)
+def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentum=0.9,
+               fix_gamma=False, use_global_stats=False, output_mean_var=False, axis=1,
+               cudnn_off=None, training=None):
+    """Batch normalisation over every axis but ``axis``.
+
+    In training mode (``autograd.is_training()`` unless ``training`` says otherwise) it
+    uses the batch's mean and (biased) variance and updates ``moving_mean`` and
+    ``moving_var`` in place as ``m = momentum * m + (1 - momentum) * batch_stat``;
+    otherwise, or with ``use_global_stats``, it uses the moving statistics.
+    """
+    if training is None:
+        training = autograd.is_training()
+    shape = data.shape
+    pre, channels, post = _three_axes(shape, axis)
+    if gamma.shape != (channels,) or beta.shape != (channels,):
+        raise MXNetError('BatchNorm: gamma %s and beta %s must have shape (%d,) for data %s '
+                         'with axis=%d' % (gamma.shape, beta.shape, channels, shape, axis))
+    sdt = _stat_dtype(data.dtype)
+    x3 = data.reshape(pre, channels, post)
+    count = pre * post
+    g = xp.ones(channels, sdt) if fix_gamma else gamma.astype(sdt, copy=False)
+    batch_stats = training and not use_global_stats
+    if batch_stats:
+        mean = x3.sum(axis=(0, 2), dtype=sdt) / count
+        centered = x3 - _per_channel(mean).astype(data.dtype, copy=False)
+        var = xp.einsum('pcq,pcq->c', centered, centered).astype(sdt) / count
+        del centered
+        moving_mean *= momentum
+        moving_mean += (1 - momentum) * mean.astype(moving_mean.dtype, copy=False)
+        moving_var *= momentum
+        moving_var += (1 - momentum) * var.astype(moving_var.dtype, copy=False)
+    else:
+        mean = moving_mean.astype(sdt)  # copies: later training steps update these in place
+        var = moving_var.astype(sdt)
+    inv_std = 1 / xp.sqrt(var + eps)
+    scale = g * inv_std
+    shift = beta.astype(sdt, copy=False) - mean * scale
+    out = x3 * _per_channel(scale).astype(data.dtype, copy=False)
+    out += _per_channel(shift).astype(data.dtype, copy=False)
+
+    def backward(dy):
+        dy3 = dy.reshape(pre, channels, post)
+        dbeta = dy3.sum(axis=(0, 2), dtype=sdt)
+        # sum(dy * xhat) per channel, from x rather than a saved xhat
+        dgamma = (xp.einsum('pcq,pcq->c', dy3, x3).astype(sdt) - mean * dbeta) * inv_std
+        if batch_stats:
+            # dx = scale * (dy - dbeta/M - xhat * dgamma/M), folded into dy*a + x*b + c
+            b = -scale * inv_std * dgamma / count
+            c = -scale * dbeta / count - b * mean
+            dx = dy3 * _per_channel(scale).astype(dy.dtype, copy=False)
+            dx += x3 * _per_channel(b).astype(dy.dtype, copy=False)
+            dx += _per_channel(c).astype(dy.dtype, copy=False)
+        else:
+            dx = dy3 * _per_channel(scale).astype(dy.dtype, copy=False)
+        dg = xp.zeros_like(gamma) if fix_gamma else dgamma.astype(gamma.dtype, copy=False)
+        return dx.reshape(shape), dg, dbeta.astype(beta.dtype, copy=False), None, None
+    out = out.reshape(shape)
+    if output_mean_var:
+        return (out, mean, var), lambda dys: backward(dys[0])
+    return out, backward
+
+
+def _normalize_along(xp, x3, gamma, beta, reduce_axis, eps):
+    """Normalise ``x3`` over ``reduce_axis`` and apply a per-channel (axis 1) affine."""
+    sdt = _stat_dtype(x3.dtype)
+    mean = x3.mean(axis=reduce_axis, keepdims=True, dtype=sdt)
+    centered = x3 - mean
+    inv_std = 1 / xp.sqrt((centered * centered).mean(axis=reduce_axis, keepdims=True) + eps)
+    xhat = (centered * inv_std).astype(x3.dtype, copy=False)
+    g, b = _per_channel(gamma), _per_channel(beta)
+    out = xhat * g + b
+    sum_axes = tuple(a for a in (0, 1, 2) if a != 1)
+
+    def backward(dy3):
+        dxhat = dy3 * g
+        dx = inv_std * (dxhat - dxhat.mean(axis=reduce_axis, keepdims=True)
+                        - xhat * (dxhat * xhat).mean(axis=reduce_axis, keepdims=True))
+        dgamma = (dy3 * xhat).sum(axis=sum_axes)
+        dbeta = dy3.sum(axis=sum_axes)
+        return dx.astype(x3.dtype, copy=False), dgamma.astype(gamma.dtype, copy=False), \
+            dbeta.astype(beta.dtype, copy=False)
+    return out.astype(x3.dtype, copy=False), backward
+
+
+@register('LayerNorm', num_inputs=3)
+def layer_norm(xp, data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
+    """Normalise over ``axis`` (per sample), then scale by ``gamma`` and shift by ``beta``."""
+    shape = data.shape
+    pre, dim, post = _three_axes(shape, axis)
+    if gamma.shape != (dim,) or beta.shape != (dim,):
+        raise MXNetError('LayerNorm: gamma %s and beta %s must have shape (%d,) for data %s with '
+                         'axis=%d' % (gamma.shape, beta.shape, dim, shape, axis))
+    out, grad = _normalize_along(xp, data.reshape(pre, dim, post), gamma, beta, 1, eps)
+
+    def backward(dy):
+        dx, dg, db = grad(dy.reshape(pre, dim, post))
+        return dx.reshape(shape), dg, db
+    return out.reshape(shape), backward
+
+
+@register('InstanceNorm', num_inputs=3)
+def instance_norm(xp, data, gamma, beta, eps=1e-3):
+    """Normalise each sample's channel over its spatial axes; per-channel ``gamma``, ``beta``."""
+    shape = data.shape
+    if data.ndim < 3 or gamma.shape != (shape[1],) or beta.shape != (shape[1],):
+        raise MXNetError('InstanceNorm: needs data (N, C, *spatial) and gamma/beta of shape (C,), '
+                         'got %s, %s, %s' % (shape, gamma.shape, beta.shape))
+    out, grad = _normalize_along(xp, data.reshape(shape[0], shape[1], -1), gamma, beta, 2, eps)
+
+    def backward(dy):
+        dx, dg, db = grad(dy.reshape(shape[0], shape[1], -1))
+        return dx.reshape(shape), dg, db
+    return out.reshape(shape), backward

@@ -1,0 +1,116 @@
+"""Max and average pooling (1-D, 2-D, 3-D, channels first), global or windowed.
+
+Windows are visited one kernel offset at a time: each offset is a strided slice of
+the padded input covering every output position, so the work is a handful of
+vectorised passes and no Python loop runs over batch or pixels.
+"""
+import itertools
+
+from ...base import MXNetError
+from ..registry import register
+from .conv import _spatial, _tuple, pad_spatial
+
+
+def _offset_slices(offset, stride, out_sp):
+    return _spatial(slice(o, o + s * (m - 1) + 1, s) for o, s, m in zip(offset, stride, out_sp))
+
+
+@register('Pooling')
+def pooling(xp, data, kernel=None, pool_type='max', stride=None, pad=None, global_pool=False,
+            pooling_convention='valid', count_include_pad=True, layout=None, cudnn_off=None):
+    """Pool over windows of ``kernel``; ``pooling_convention='full'`` is ceil mode.
+
+    ``pool_type`` is 'max', 'avg' or 'sum'. With ``count_include_pad=False`` an average
+    divides by the number of real (unpadded) elements in each window.
+    """
+    dims = data.ndim - 2
+    if dims < 1:
+        raise MXNetError('Pooling needs data (N, C, *spatial), got shape %s' % (data.shape,))
+    if pool_type not in ('max', 'avg', 'sum'):
+        raise MXNetError("Pooling: pool_type must be 'max', 'avg' or 'sum', got %r" % pool_type)
+    axes = tuple(range(2, data.ndim))
+    if global_pool:
+        if pool_type == 'max':
+            out = data.max(axis=axes, keepdims=True)
+
+            def backward(dy):
+                mask = data == out
+                return (mask * (dy / mask.sum(axis=axes, keepdims=True)),)
+            return out, backward
+        count = 1
+        for n in data.shape[2:]:
+            count *= n
+        out = data.sum(axis=axes, keepdims=True)
+        scale = 1.0 / count if pool_type == 'avg' else 1.0
+        if scale != 1.0:
+            out *= scale
+        return out, lambda dy: (xp.broadcast_to(dy * scale, data.shape).astype(data.dtype),)
+
+    kernel = _tuple(kernel, dims, 'kernel')
+    stride = _tuple(stride, dims, 'stride', 1) if stride else kernel
+    pad = _tuple(pad, dims, 'pad', 0)
+    if pooling_convention not in ('valid', 'full'):
+        raise MXNetError("Pooling: pooling_convention must be 'valid' or 'full', got %r"
+                         % pooling_convention)
+    ceil = pooling_convention == 'full'
+    out_sp, extra = [], []
+    for n, k, s, p in zip(data.shape[2:], kernel, stride, pad):
+        span = n + 2 * p - k
+        if span < 0:
+            raise MXNetError('Pooling: window %s does not fit input %s with padding %s'
+                             % (kernel, data.shape, pad))
+        o = (-(-span // s) if ceil else span // s) + 1
+        out_sp.append(o)
+        extra.append(max(0, (o - 1) * s + k - (n + 2 * p)))
+    out_sp, extra = tuple(out_sp), tuple(extra)
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    padded_shape = data.shape[:2] + tuple(n + 2 * p + e for n, p, e in
+                                         zip(data.shape[2:], pad, extra))
+    unpad = _spatial(slice(p, p + n) for p, n in zip(pad, data.shape[2:]))
+
+    if pool_type == 'max':
+        lowest = xp.finfo(data.dtype).min if data.dtype.kind == 'f' else xp.iinfo(data.dtype).min
+        xpad = pad_spatial(xp, data, pad, value=lowest, extra=extra)
+        out = best = None
+        for i, off in enumerate(offsets):
+            window = xpad[_offset_slices(off, stride, out_sp)]
+            if out is None:
+                out = window.copy()
+                best = xp.zeros(out.shape, dtype='uint8' if len(offsets) < 256 else 'int32')
+            else:
+                better = window > out
+                xp.copyto(out, window, where=better)
+                best[better] = i
+
+        def backward(dy):
+            grad = xp.zeros(padded_shape, dtype=dy.dtype)
+            for i, off in enumerate(offsets):
+                grad[_offset_slices(off, stride, out_sp)] += dy * (best == i)
+            return (grad[unpad],)
+        return out, backward
+
+    xpad = pad_spatial(xp, data, pad, extra=extra)
+    out = xpad[_offset_slices(offsets[0], stride, out_sp)].copy()
+    for off in offsets[1:]:
+        out += xpad[_offset_slices(off, stride, out_sp)]
+    if pool_type == 'sum':
+        divisor = 1
+    else:
+        # Count the elements each window averages: padding counts unless told otherwise,
+        # the extra ceil-mode margin never does.
+        ones = xp.zeros(padded_shape[2:], dtype=data.dtype)
+        real = tuple(slice(0, n + 2 * p) for n, p in zip(data.shape[2:], pad)) \
+            if count_include_pad else tuple(slice(p, p + n) for n, p in zip(data.shape[2:], pad))
+        ones[real] = 1
+        divisor = sum(ones[tuple(slice(o, o + s * (m - 1) + 1, s) for o, s, m in
+                                 zip(off, stride, out_sp))] for off in offsets)
+        divisor = xp.maximum(divisor, 1)
+        out /= divisor
+
+    def backward(dy):
+        grad = xp.zeros(padded_shape, dtype=dy.dtype)
+        scaled = dy / divisor if pool_type != 'sum' else dy
+        for off in offsets:
+            grad[_offset_slices(off, stride, out_sp)] += scaled
+        return (grad[unpad],)
+    return out, backward
