@@ -1,7 +1,7 @@
 """The one error class and small helpers shared by every layer."""
 
 
-class MXNetError(Exception):
+class MXNetError(RuntimeError):
     """Error raised by minigluon for bad input or misuse.
 
     The name matches MXNet's so existing ``except mx.base.MXNetError`` code keeps
