@@ -12,4 +12,5 @@ from . import autograd
 from . import ndarray
 from . import ndarray as nd
 from . import random
+from . import optimizer
 from . import test_utils

@@ -1,0 +1,19 @@
+"""``mx.optimizer``: the Optimizer base, one module per algorithm, and the Updater."""
+from .optimizer import Optimizer, create, register, registered
+from .sgd import SGD
+from .nag import NAG
+from .adam import Adam
+from .adamw import AdamW
+from .rmsprop import RMSProp
+from .adagrad import AdaGrad
+from .adadelta import AdaDelta
+from .adamax import Adamax
+from .nadam import Nadam
+from .signum import Signum
+from .lamb import LAMB
+from .ftml import FTML
+from .updater import Updater, get_updater
+
+__all__ = ['Optimizer', 'create', 'register', 'registered', 'get_updater', 'Updater', 'SGD', 'NAG',
+           'Adam', 'AdamW', 'RMSProp', 'AdaGrad', 'AdaDelta', 'Adamax', 'Nadam', 'Signum', 'LAMB',
+           'FTML']
