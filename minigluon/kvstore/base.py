@@ -1,0 +1,129 @@
+"""The KVStore interface shared by the in-process and distributed stores.
+
+Keys are ints or strings; values are NDArrays, or lists of NDArrays on several
+devices, which are summed. Subclasses register under their type names and
+``mx.kv.create(name)`` builds them.
+"""
+import numbers
+
+from ..base import MXNetError
+from ..ndarray.ndarray import NDArray
+
+_REGISTRY = {}
+
+
+def register(*names):
+    """Class decorator: make the store creatable under ``names``."""
+    def deco(klass):
+        for name in names:
+            _REGISTRY[name] = klass
+        return klass
+    return deco
+
+
+def create(name='local'):
+    """A kvstore by type name: 'local', 'device', or a distributed type."""
+    if isinstance(name, KVStoreBase):
+        return name
+    if not isinstance(name, str):
+        raise MXNetError('kvstore type must be a string, got %r' % (name,))
+    klass = _REGISTRY.get(name)
+    if klass is None:
+        raise MXNetError('unknown kvstore type %r; choose one of %s'
+                         % (name, ', '.join(sorted(_REGISTRY))))
+    return klass(name)
+
+
+def check_key(key):
+    if isinstance(key, bool) or not isinstance(key, (numbers.Integral, str)):
+        raise MXNetError('kvstore keys must be int or str, got %r (%s)'
+                         % (key, type(key).__name__))
+    return int(key) if isinstance(key, numbers.Integral) else key
+
+
+def as_value_list(value, what='value'):
+    """A value as a non-empty list of NDArrays (one per device)."""
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise MXNetError('kvstore %s is an empty list' % what)
+    for v in values:
+        if not isinstance(v, NDArray):
+            raise MXNetError('kvstore %s must be an NDArray or a list of NDArrays, got %s'
+                             % (what, type(v).__name__))
+    return values
+
+
+def pair_up(keys, values, what='value'):
+    """``[(key, [NDArray, ...]), ...]`` from a key (or list of keys) and matching values."""
+    if isinstance(keys, (list, tuple)):
+        if not isinstance(values, (list, tuple)) or len(values) != len(keys):
+            raise MXNetError('kvstore: %d keys need a list of %d %ss'
+                             % (len(keys), len(keys), what))
+        return [(check_key(k), as_value_list(v, what)) for k, v in zip(keys, values)]
+    return [(check_key(keys), as_value_list(values, what))]
+
+
+class KVStoreBase:
+    """The API every kvstore offers (MXNet's KVStore)."""
+
+    def __init__(self, kv_type):
+        self._type = kv_type
+
+    @property
+    def type(self):
+        return self._type
+
+    @property
+    def rank(self):
+        return 0
+
+    @property
+    def num_workers(self):
+        return 1
+
+    def init(self, key, value):
+        raise NotImplementedError
+
+    def push(self, key, value, priority=0):
+        raise NotImplementedError
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        raise NotImplementedError
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Push ``value`` then pull the result into ``out`` (``value`` when omitted)."""
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
+
+    def broadcast(self, key, value, out, priority=0):
+        """Initialise ``key`` with ``value`` and pull it into ``out``."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def set_optimizer(self, optimizer):
+        raise NotImplementedError
+
+    def set_gradient_compression(self, compression_params):
+        raise NotImplementedError
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        raise NotImplementedError
+
+    def load_optimizer_states(self, fname):
+        raise NotImplementedError
+
+    def barrier(self):
+        """Wait until every worker reaches this point (no-op in one process)."""
+
+    _barrier = barrier
+
+    @property
+    def num_dead_node(self):
+        return 0
+
+    def close(self):
+        """Release resources (connections for distributed stores)."""
+
+    def __repr__(self):
+        return '<%s type=%s rank=%d num_workers=%d>' % (type(self).__name__, self.type,
+                                                        self.rank, self.num_workers)
