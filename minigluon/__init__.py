@@ -12,5 +12,11 @@ from . import autograd
 from . import ndarray
 from . import ndarray as nd
 from . import random
+from . import initializer
+from . import initializer as init
 from . import optimizer
+from . import kvstore
+from . import kvstore as kv
 from . import test_utils
+from . import lr_scheduler
+from . import metric

@@ -216,8 +216,8 @@ def test_registry_and_errors():
 
 
 def test_lr_scheduler_drives_learning_rate():
-    sched = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5)
-    opt = mx.optimizer.SGD(learning_rate=1.0, lr_scheduler=sched)
+    opt = mx.optimizer.SGD(learning_rate=1.0,
+                           lr_scheduler=mx.lr_scheduler.FactorScheduler(step=2, factor=0.5))
     updater = mx.optimizer.get_updater(opt)
     w = nd.array([0.0])
     lrs = []
@@ -225,8 +225,10 @@ def test_lr_scheduler_drives_learning_rate():
         before = w.asscalar()
         updater(0, nd.array([1.0]), w)
         lrs.append(before - w.asscalar())
-    # MXNet's FactorScheduler halves after every 2 updates (counted before each step)
-    assert_almost_equal(np.array(lrs), [sched(n) for n in range(5)])
+    # The optimizer counts updates from 1; a fresh scheduler gives the same rates
+    fresh = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)
+    assert_almost_equal(np.array(lrs), [fresh(n) for n in range(1, 6)])
+    assert_almost_equal(np.array(lrs), [1, 1, 0.5, 0.5, 0.25])
     with pytest.raises(MXNetError, match='lr_scheduler'):
         opt.set_learning_rate(0.1)
 
