@@ -1,0 +1,331 @@
+"""Containers and basic layers: Sequential, Dense, Dropout, norms, Embedding, Lambda."""
+import numpy as np
+
+from ... import ndarray as nd
+from ...base import MXNetError
+from ..block import Block, HybridBlock
+from ..parameter import Parameter
+from .activations import Activation
+
+__all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'BatchNorm', 'Embedding',
+           'Flatten', 'InstanceNorm', 'LayerNorm', 'Lambda', 'HybridLambda']
+
+
+def _chain(blocks, x, args):
+    """Feed ``x`` through ``blocks``; a tuple output feeds its tail as extra inputs."""
+    for block in blocks:
+        x = block(x, *args)
+        args = ()
+        if isinstance(x, (tuple, list)):
+            x, args = x[0], tuple(x[1:])
+    return (x,) + args if args else x
+
+
+class _SequentialMixin:
+    def add(self, *blocks):
+        """Append blocks; each is registered under its index ('0', '1', ...)."""
+        for block in blocks:
+            self.register_child(block)
+        return self
+
+    def __getitem__(self, key):
+        layers = list(self._children.values())[key]
+        if isinstance(key, slice):
+            return type(self)().add(*layers)
+        return layers
+
+    def __len__(self):
+        return len(self._children)
+
+
+class Sequential(_SequentialMixin, Block):
+    """Runs its children one after the other."""
+
+    def forward(self, x, *args):
+        return _chain(self._children.values(), x, args)
+
+
+class HybridSequential(_SequentialMixin, HybridBlock):
+    """Runs its (hybrid) children one after the other."""
+
+    def hybrid_forward(self, F, x, *args):
+        return _chain(self._children.values(), x, args)
+
+
+def _positive(value, what, layer):
+    if not isinstance(value, (int, np.integer)) or value <= 0:
+        raise MXNetError('%s: %s must be a positive int, got %r' % (layer, what, value))
+    return int(value)
+
+
+class Dense(HybridBlock):
+    """Fully connected layer ``activation(dot(x, weight.T) + bias)``.
+
+    Parameters
+    ----------
+    units : int
+        Output size.
+    activation : str, optional
+        Name of an ``Activation`` applied to the output.
+    use_bias : bool, default True
+    flatten : bool, default True
+        Collapse all input axes but the first; else apply to the last axis only.
+    dtype : str, default 'float32'
+    weight_initializer, bias_initializer : Initializer or str
+    in_units : int, default 0
+        Input size; 0 infers it on the first forward pass.
+
+    Inputs: ``(batch, in_units)`` (or any shape with ``flatten``). Outputs:
+    ``(batch, units)``.
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype='float32',
+                 weight_initializer=None, bias_initializer='zeros', in_units=0, **kwargs):
+        super().__init__(**kwargs)
+        self._units = _positive(units, 'units', 'Dense')
+        self._flatten = flatten
+        self.weight = Parameter('weight', shape=(units, in_units), init=weight_initializer,
+                                dtype=dtype, allow_deferred_init=True)
+        self.bias = Parameter('bias', shape=(units,), init=bias_initializer, dtype=dtype,
+                              allow_deferred_init=True) if use_bias else None
+        self.act = Activation(activation) if activation is not None else None
+
+    def infer_shape(self, x, *args):
+        in_units = int(np.prod(x.shape[1:])) if self._flatten else x.shape[-1]
+        self.weight.shape = (self._units, in_units)
+
+    def hybrid_forward(self, F, x, weight, bias=None):
+        out = F.FullyConnected(x, weight, bias, num_hidden=self._units, no_bias=bias is None,
+                               flatten=self._flatten)
+        return self.act(out) if self.act is not None else out
+
+    def __repr__(self):
+        in_units = self.weight.shape[1]
+        return '%s(%s -> %d, %s)' % (type(self).__name__, in_units or None, self._units,
+                                     self.act if self.act is not None else 'linear')
+
+
+class Dropout(HybridBlock):
+    """Zeroes inputs with probability ``rate`` while training, scaling the rest by 1/(1-rate).
+
+    Outside ``autograd.record()`` (or inside ``predict_mode``) it passes inputs through.
+    ``axes`` shares one mask along those axes (e.g. ``axes=(2, 3)`` drops whole channels).
+    """
+
+    def __init__(self, rate, axes=(), **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= rate < 1:
+            raise MXNetError('Dropout: rate must be in [0, 1), got %r' % (rate,))
+        self._rate = rate
+        self._axes = tuple(axes)
+
+    def hybrid_forward(self, F, x):
+        if self._rate == 0:
+            return x
+        return F.Dropout(x, p=self._rate, axes=self._axes)
+
+    def __repr__(self):
+        return 'Dropout(p = %s, axes=%s)' % (self._rate, self._axes)
+
+
+def _norm_repr(block, kwargs):
+    content = ', '.join('%s=%r' % kv for kv in kwargs.items())
+    return '%s(%s, in_channels=%s)' % (type(block).__name__, content,
+                                       block.gamma.shape[0] or None)
+
+
+class BatchNorm(HybridBlock):
+    """Batch normalization over every axis but ``axis``.
+
+    While training (inside ``autograd.record()``) it normalizes with the batch's
+    statistics and updates ``running_mean``/``running_var`` as
+    ``running = momentum * running + (1 - momentum) * batch``; otherwise, or with
+    ``use_global_stats``, it uses the running statistics.
+
+    Parameters
+    ----------
+    axis : int, default 1
+        The channel axis.
+    momentum : float, default 0.9
+    epsilon : float, default 1e-5
+    center, scale : bool, default True
+        Learn ``beta`` / ``gamma``; when False they stay 0 / 1.
+    use_global_stats : bool, default False
+    in_channels : int, default 0
+        Number of channels; 0 infers it on the first forward pass.
+    """
+
+    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
+                 use_global_stats=False, beta_initializer='zeros', gamma_initializer='ones',
+                 running_mean_initializer='zeros', running_variance_initializer='ones',
+                 in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {'axis': axis, 'eps': epsilon, 'momentum': momentum,
+                        'fix_gamma': not scale, 'use_global_stats': use_global_stats}
+        shape = (in_channels,)
+        self.gamma = Parameter('gamma', grad_req='write' if scale else 'null', shape=shape,
+                               init=gamma_initializer, allow_deferred_init=True,
+                               differentiable=scale)
+        self.beta = Parameter('beta', grad_req='write' if center else 'null', shape=shape,
+                              init=beta_initializer, allow_deferred_init=True,
+                              differentiable=center)
+        self.running_mean = Parameter('running_mean', grad_req='null', shape=shape,
+                                      init=running_mean_initializer, allow_deferred_init=True,
+                                      differentiable=False)
+        self.running_var = Parameter('running_var', grad_req='null', shape=shape,
+                                     init=running_variance_initializer,
+                                     allow_deferred_init=True, differentiable=False)
+
+    def infer_shape(self, x, *args):
+        channels = x.shape[self._kwargs['axis']]
+        for param in (self.gamma, self.beta, self.running_mean, self.running_var):
+            param.shape = (channels,)
+
+    def cast(self, dtype):
+        if np.dtype(dtype) == np.float16:
+            dtype = 'float32'  # statistics and affine terms stay float32, as in MXNet
+        super().cast(dtype)
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.BatchNorm(x, gamma, beta, running_mean, running_var, **self._kwargs)
+
+    def __repr__(self):
+        return _norm_repr(self, self._kwargs)
+
+
+class LayerNorm(HybridBlock):
+    """Normalizes each sample over ``axis``, then applies a learned ``gamma``, ``beta``."""
+
+    def __init__(self, axis=-1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer='zeros', gamma_initializer='ones', in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {'eps': epsilon, 'axis': axis, 'center': center, 'scale': scale}
+        self.gamma = Parameter('gamma', grad_req='write' if scale else 'null',
+                               shape=(in_channels,), init=gamma_initializer,
+                               allow_deferred_init=True)
+        self.beta = Parameter('beta', grad_req='write' if center else 'null',
+                              shape=(in_channels,), init=beta_initializer,
+                              allow_deferred_init=True)
+
+    def infer_shape(self, x, *args):
+        self.gamma.shape = self.beta.shape = (x.shape[self._kwargs['axis']],)
+
+    def hybrid_forward(self, F, x, gamma, beta):
+        return F.LayerNorm(x, gamma, beta, axis=self._kwargs['axis'], eps=self._kwargs['eps'])
+
+    def __repr__(self):
+        return _norm_repr(self, self._kwargs)
+
+
+class InstanceNorm(HybridBlock):
+    """Normalizes each sample's channel over its spatial axes (channel ``axis``)."""
+
+    def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False,
+                 beta_initializer='zeros', gamma_initializer='ones', in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {'eps': epsilon, 'axis': axis, 'center': center, 'scale': scale}
+        self.gamma = Parameter('gamma', grad_req='write' if scale else 'null',
+                               shape=(in_channels,), init=gamma_initializer,
+                               allow_deferred_init=True)
+        self.beta = Parameter('beta', grad_req='write' if center else 'null',
+                              shape=(in_channels,), init=beta_initializer,
+                              allow_deferred_init=True)
+
+    def infer_shape(self, x, *args):
+        self.gamma.shape = self.beta.shape = (x.shape[self._kwargs['axis']],)
+
+    def hybrid_forward(self, F, x, gamma, beta):
+        axis, eps = self._kwargs['axis'], self._kwargs['eps']
+        if axis % x.ndim == 1:
+            return F.InstanceNorm(x, gamma, beta, eps=eps)
+        x = x.swapaxes(1, axis)
+        return F.InstanceNorm(x, gamma, beta, eps=eps).swapaxes(1, axis)
+
+    def __repr__(self):
+        return _norm_repr(self, self._kwargs)
+
+
+class Embedding(HybridBlock):
+    """Maps integer indices to rows of a learned ``(input_dim, output_dim)`` matrix.
+
+    The weight's gradient is dense (``sparse_grad`` is accepted and has no effect).
+    """
+
+    def __init__(self, input_dim, output_dim, dtype='float32', weight_initializer=None,
+                 sparse_grad=False, **kwargs):
+        super().__init__(**kwargs)
+        self._input_dim = _positive(input_dim, 'input_dim', 'Embedding')
+        self._output_dim = _positive(output_dim, 'output_dim', 'Embedding')
+        self._dtype = np.dtype(dtype).name
+        self.weight = Parameter('weight', shape=(input_dim, output_dim), init=weight_initializer,
+                                dtype=dtype)
+
+    def hybrid_forward(self, F, x, weight):
+        return F.Embedding(x, weight, input_dim=self._input_dim, output_dim=self._output_dim)
+
+    def __repr__(self):
+        return 'Embedding(%d -> %d, %s)' % (self._input_dim, self._output_dim, self._dtype)
+
+
+class Flatten(HybridBlock):
+    """Collapses all axes but the first: ``(N, ...)`` -> ``(N, prod(...))``."""
+
+    def hybrid_forward(self, F, x):
+        return F.flatten(x)
+
+    def __repr__(self):
+        return 'Flatten'
+
+
+def _nd_function(name, layer):
+    fn = getattr(nd, name, None)
+    if not callable(fn):
+        raise MXNetError('%s: there is no function nd.%s' % (layer, name))
+    return fn
+
+
+def _function_name(fn):
+    return getattr(fn, '__name__', type(fn).__name__)
+
+
+class Lambda(Block):
+    """Wraps a function (or the name of an ``nd`` function) as a Block."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        if isinstance(function, str):
+            function = _nd_function(function, 'Lambda')
+        elif not callable(function):
+            raise MXNetError('Lambda: expected a function or the name of one, got %s'
+                             % type(function).__name__)
+        self._func_impl = function
+
+    def forward(self, *args):
+        return self._func_impl(*args)
+
+    def __repr__(self):
+        return 'Lambda(%s)' % _function_name(self._func_impl)
+
+
+class HybridLambda(HybridBlock):
+    """Wraps ``function(F, x, *args)`` (or the name of an ``F`` function) as a HybridBlock."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        if isinstance(function, str):
+            name = function
+            _nd_function(name, 'HybridLambda')
+            self._func = lambda F, *args: getattr(F, name)(*args)
+            self._func_name = name
+        elif callable(function):
+            self._func = function
+            self._func_name = _function_name(function)
+        else:
+            raise MXNetError('HybridLambda: expected a function or the name of one, got %s'
+                             % type(function).__name__)
+
+    def hybrid_forward(self, F, x, *args):
+        return self._func(F, x, *args)
+
+    def __repr__(self):
+        return 'HybridLambda(%s)' % self._func_name

@@ -1,0 +1,573 @@
+"""Parameters: named arrays with one copy (and one gradient buffer) per device.
+
+A Parameter's name is its attribute path from the root Block that owns it
+(``features.0.weight``), so every process of a job derives the same names. Shapes may
+hold 0 for a dimension not known yet; such a parameter is initialized on the first
+forward pass, once its Block has seen an input (deferred initialization).
+"""
+import copy
+import re
+import warnings
+
+import numpy as np
+
+from .. import autograd
+from .. import initializer
+from ..base import MXNetError
+from ..context import Context, cpu, current_context
+from ..ndarray import NDArray, array as nd_array, load as nd_load, save as nd_save
+from ..ndarray import zeros as nd_zeros
+from ..ndarray.ndarray import normalize_dtype
+
+__all__ = ['Parameter', 'Constant', 'ParameterDict', 'DeferredInitializationError']
+
+_GRAD_REQS = ('write', 'add', 'null')
+
+
+class DeferredInitializationError(MXNetError):
+    """A parameter's shape is not known until the first forward pass."""
+
+
+def _shape_known(shape):
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def _ctx_list(ctx):
+    if ctx is None:
+        return [current_context()]
+    if isinstance(ctx, (list, tuple)):
+        if not ctx:
+            raise MXNetError('ctx must be a Context or a non-empty list of Contexts')
+        return [Context(c) for c in ctx]
+    return [Context(ctx)]
+
+
+class Parameter:
+    """A weight of a Block: data and gradient on each device of ``list_ctx()``.
+
+    Parameters
+    ----------
+    name : str, default 'weight'
+        Used until the parameter is assigned to a Block; then its name is the
+        attribute path from the root Block.
+    grad_req : {'write', 'add', 'null'}
+        How backward stores gradients: overwrite, accumulate, or none at all.
+    shape : int or tuple of int, optional
+        0 marks a dimension inferred on the first forward pass.
+    dtype : str or numpy dtype, default 'float32'
+    lr_mult, wd_mult : float
+        Multipliers of the optimizer's learning rate and weight decay.
+    init : Initializer or str, optional
+        This parameter's own initializer; overrides the one given to ``initialize``.
+    allow_deferred_init : bool
+        Whether ``initialize`` may wait for the shape to become known.
+    differentiable : bool
+        False forces ``grad_req='null'`` (e.g. BatchNorm running statistics).
+    """
+
+    def __init__(self, name='weight', grad_req='write', shape=None, dtype='float32',
+                 lr_mult=1.0, wd_mult=1.0, init=None, allow_deferred_init=False,
+                 differentiable=True, stype='default', grad_stype='default'):
+        if stype != 'default' or grad_stype != 'default':
+            raise MXNetError("Parameter %r: only stype='default' (dense) storage is supported"
+                             % name)
+        self._name = name
+        self._owner = None  # weakref to the Block that registered this parameter
+        self._attr = None  # the attribute name there
+        self._shape = None
+        self.shape = shape
+        self.dtype = dtype
+        self.lr_mult = lr_mult
+        self.wd_mult = wd_mult
+        self.init = init
+        self.allow_deferred_init = allow_deferred_init
+        self._differentiable = differentiable
+        self._grad_req = None
+        self._data = None  # list of NDArray, one per context of _ctx_list
+        self._grad = None
+        self._ctx_list = None
+        self._deferred_init = ()  # (init, ctx_list, default_init, data) while deferred
+        self.grad_req = grad_req
+
+    # ---- identity --------------------------------------------------------------------
+    @property
+    def name(self):
+        """Attribute path from the root Block (the constructor's name before that)."""
+        owner = self._owner() if self._owner is not None else None
+        if owner is None:
+            return self._name
+        prefix = owner._path()
+        return prefix + '.' + self._attr if prefix else self._attr
+
+    def _label(self):
+        owner = self._owner() if self._owner is not None else None
+        kind = '' if owner is None else ' of %s' % type(owner).__name__
+        return "Parameter '%s'%s" % (self.name, kind)
+
+    def __repr__(self):
+        return 'Parameter %s (shape=%s, dtype=%s)' % (self.name, self.shape,
+                                                      np.dtype(self.dtype).name)
+
+    # ---- attributes ------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    @shape.setter
+    def shape(self, new_shape):
+        if new_shape is None:
+            self._shape = None
+            return
+        if np.isscalar(new_shape):
+            new_shape = (new_shape,)
+        new_shape = tuple(int(d) for d in new_shape)
+        if self._shape is not None:
+            compatible = len(self._shape) == len(new_shape) and all(
+                old <= 0 or old == new for old, new in zip(self._shape, new_shape))
+            if not compatible:
+                raise MXNetError('%s has shape %s, which is incompatible with the new shape %s'
+                                 % (self._label(), self._shape, new_shape))
+        self._shape = new_shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @dtype.setter
+    def dtype(self, dtype):
+        self._dtype = normalize_dtype(dtype).type
+
+    @property
+    def grad_req(self):
+        return self._grad_req
+
+    @grad_req.setter
+    def grad_req(self, req):
+        if req not in _GRAD_REQS:
+            raise MXNetError("%s: grad_req must be 'write', 'add' or 'null', got %r"
+                             % (self._label(), req))
+        if not self._differentiable:
+            req = 'null'
+        if self._grad_req == req:
+            return
+        self._grad_req = req
+        if self._data is None:
+            return
+        if req == 'null':
+            self._grad = None
+            for d in self._data:  # no longer graph variables
+                d._grad, d._grad_req = None, None
+        elif self._grad is None:
+            self._init_grad()
+        else:
+            for d in self._data:
+                d._grad_req = req
+
+    @property
+    def _fresh_grad(self):
+        """True when backward has written every gradient buffer since the flag was cleared."""
+        return bool(self._grad) and all(g._fresh_grad for g in self._grad)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value):
+        for g in self._grad or ():
+            g._fresh_grad = value
+
+    # ---- initialization --------------------------------------------------------------
+    def initialize(self, init=None, ctx=None, default_init=None, force_reinit=False):
+        """Allocate and fill the data on ``ctx`` (a Context or a list; current by default).
+
+        ``init`` (else this parameter's own ``init``, else ``default_init``, else
+        Uniform) fills the values. With dimensions still 0 and ``allow_deferred_init``,
+        the work waits for the first forward pass.
+        """
+        if self._data is not None and not force_reinit:
+            warnings.warn('%s is already initialized, ignoring. Set force_reinit=True to '
+                          're-initialize.' % self._label(), stacklevel=2)
+            return
+        self._data = self._grad = None
+        ctx = _ctx_list(ctx)
+        if default_init is None:
+            default_init = initializer.Uniform()
+        if init is None:
+            init = default_init if self.init is None else self.init
+        if not _shape_known(self.shape):
+            if self.allow_deferred_init:
+                self._deferred_init = (init, ctx, default_init, None)
+                return
+            raise MXNetError('cannot initialize %s: its shape %s is not fully known. Give '
+                             'in_units / in_channels to its Block, or set the shape.'
+                             % (self._label(), self.shape))
+        self._deferred_init = (init, ctx, default_init, None)
+        self._finish_deferred_init()
+
+    def _finish_deferred_init(self):
+        """Run the initialization that waited for the shape (a no-op when none waits)."""
+        if not self._deferred_init:
+            return
+        init, ctx, default_init, data = self._deferred_init
+        if not _shape_known(self.shape):
+            raise DeferredInitializationError(
+                '%s has unknown shape %s: run a forward pass first so its Block can infer '
+                'it, or give in_units / in_channels' % (self._label(), self.shape))
+        with autograd.pause():
+            if data is None:
+                data = nd_zeros(self.shape, ctx=cpu(), dtype=self.dtype)
+                initializer.create(default_init)(
+                    initializer.InitDesc(self.name, {'__init__': init}), data)
+            self._init_impl(data, ctx)
+
+    def _init_impl(self, data, ctx_list):
+        """Put a copy of ``data`` on every context and attach gradient buffers."""
+        self._ctx_list = list(ctx_list)
+        self._deferred_init = ()
+        self._data = [data.copyto(c).astype(self.dtype, copy=False) for c in self._ctx_list]
+        self._init_grad()
+
+    def _init_grad(self):
+        if self.grad_req == 'null':
+            self._grad = None
+            return
+        self._grad = [nd_zeros(d.shape, ctx=d.context, dtype=d.dtype) for d in self._data]
+        autograd.mark_variables(self._data, self._grad, self.grad_req)
+
+    def _check_and_get(self, arr_list, ctx):
+        """The array for ``ctx`` (``list``: all of them); clear errors when unavailable."""
+        if arr_list is not None:
+            if ctx is list:
+                return arr_list
+            if ctx is None:
+                if len(arr_list) == 1:
+                    return arr_list[0]
+                ctx = current_context()
+            ctx = Context(ctx)
+            for c, arr in zip(self._ctx_list, arr_list):
+                if c == ctx:
+                    return arr
+            raise MXNetError('%s was not initialized on context %s; it lives on %s. Pass '
+                             'ctx= to initialize, or move it with reset_ctx()'
+                             % (self._label(), ctx, self._ctx_list))
+        if self._deferred_init:
+            raise DeferredInitializationError(
+                '%s has not been initialized yet because initialization was deferred until '
+                'its shape is known (%s): run a forward pass first, or give in_units / '
+                'in_channels' % (self._label(), self.shape))
+        raise MXNetError('%s has not been initialized; call net.initialize() (or '
+                         'collect_params().initialize()) first' % self._label())
+
+    # ---- access ----------------------------------------------------------------------
+    def data(self, ctx=None):
+        """The data on ``ctx`` (default: the current context, or the only copy)."""
+        return self._check_and_get(self._data, ctx)
+
+    def list_data(self):
+        """The data on every context, in ``list_ctx()`` order."""
+        return self._check_and_get(self._data, list)
+
+    def grad(self, ctx=None):
+        """The gradient buffer on ``ctx``."""
+        if self._data is not None and self._grad is None:
+            raise MXNetError("%s has no gradient because grad_req='null'" % self._label())
+        return self._check_and_get(self._grad, ctx)
+
+    def list_grad(self):
+        if self._data is not None and self._grad is None:
+            raise MXNetError("%s has no gradient because grad_req='null'" % self._label())
+        return self._check_and_get(self._grad, list)
+
+    def list_ctx(self):
+        """The contexts the data lives on (or will, once deferred initialization ends)."""
+        if self._data is None:
+            if self._deferred_init:
+                return list(self._deferred_init[1])
+            raise MXNetError('%s has not been initialized; call net.initialize() first'
+                             % self._label())
+        return list(self._ctx_list)
+
+    def zero_grad(self):
+        """Set every gradient buffer to 0."""
+        for g in self._grad or ():
+            g[:] = 0
+
+    def set_data(self, data):
+        """Set the value on every context (``data``: NDArray or array-like)."""
+        if not isinstance(data, NDArray):
+            data = NDArray(np.asarray(data, dtype=self.dtype), cpu())
+        self.shape = data.shape
+        if self._data is None:
+            if not self._deferred_init:
+                raise MXNetError('%s has not been initialized; call net.initialize() before '
+                                 'set_data' % self._label())
+            self._deferred_init = self._deferred_init[:3] + (data,)
+            return
+        with autograd.pause():
+            for arr in self._data:
+                arr[:] = data.as_in_context(arr.context).astype(arr.dtype, copy=False)
+
+    def _reduce(self):
+        """One copy of the data on cpu (all copies are kept equal by the Trainer)."""
+        return self.list_data()[0].copyto(cpu())
+
+    def reset_ctx(self, ctx):
+        """Move the data (and gradient buffers) to ``ctx``, keeping the values."""
+        ctx = _ctx_list(ctx)
+        if self._data is not None:
+            with autograd.pause():
+                self._init_impl(self._reduce(), ctx)
+        elif self._deferred_init:
+            init, _, default_init, data = self._deferred_init
+            self._deferred_init = (init, ctx, default_init, data)
+        else:
+            raise MXNetError('cannot reset_ctx of %s: it has not been initialized; call '
+                             'net.initialize() first' % self._label())
+
+    def cast(self, dtype):
+        """Convert data and gradient buffers to ``dtype``."""
+        self.dtype = dtype
+        if self._data is None:
+            return
+        with autograd.pause():
+            self._data = [d.astype(self.dtype) for d in self._data]
+            if self._grad is not None:
+                self._init_grad()
+
+    def _load_init(self, data, ctx, cast_dtype=False, dtype_source='current'):
+        """Take the value ``data`` loaded from a file (shape and dtype checked)."""
+        if self.shape is not None and (len(self.shape) != len(data.shape) or any(
+                d > 0 and d != s for d, s in zip(self.shape, data.shape))):
+            raise MXNetError('%s has shape %s in this Block but %s in the file'
+                             % (self._label(), self.shape, data.shape))
+        if np.dtype(data.dtype) != np.dtype(self.dtype):
+            if not cast_dtype:
+                raise MXNetError('%s has dtype %s in this Block but %s in the file; pass '
+                                 'cast_dtype=True to convert' % (self._label(),
+                                                                 np.dtype(self.dtype).name,
+                                                                 np.dtype(data.dtype).name))
+            if dtype_source == 'saved':
+                self.dtype = data.dtype
+            else:
+                data = data.astype(self.dtype)
+        self.shape = data.shape
+        if self._data is not None:
+            if ctx is not None and _ctx_list(ctx) != self._ctx_list:
+                with autograd.pause():
+                    self._init_impl(data, _ctx_list(ctx))
+            else:
+                self.set_data(data)
+            return
+        if ctx is None:
+            ctx = self._deferred_init[1] if self._deferred_init else None
+        with autograd.pause():
+            self._init_impl(data, _ctx_list(ctx))
+
+
+class _ConstantInit(initializer.Initializer):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def _init_weight(self, _, arr):
+        arr[:] = self.value
+
+
+class Constant(Parameter):
+    """A parameter that never gets a gradient, initialized to ``value``.
+
+    ``Constant(value)`` or, as in MXNet 1.x, ``Constant(name, value)``.
+    """
+
+    def __init__(self, name=None, value=None):
+        if value is None:
+            name, value = 'const', name
+        if value is None:
+            raise MXNetError('Constant needs a value: Constant(value) or Constant(name, value)')
+        if not isinstance(value, NDArray):
+            value = nd_array(value, ctx=cpu())  # Python numbers become float32, as in MXNet
+        self.value = value
+        super().__init__(name, grad_req='null', shape=value.shape, dtype=value.dtype,
+                         init=_ConstantInit(value.asnumpy()), differentiable=False)
+
+    def initialize(self, init=None, ctx=None, default_init=None, force_reinit=False):
+        """Allocate the value on ``ctx``; ``init`` is ignored: a Constant keeps its value."""
+        super().initialize(self.init, ctx, default_init, force_reinit)
+
+    def __repr__(self):
+        return 'Constant %s (shape=%s, dtype=%s)' % (self.name, self.shape,
+                                                     np.dtype(self.dtype).name)
+
+    @property
+    def grad_req(self):
+        return 'null'
+
+    @grad_req.setter
+    def grad_req(self, req):
+        if req != 'null':
+            warnings.warn('Constant %s does not support grad_req=%r; it stays "null"'
+                          % (self.name, req), stacklevel=2)
+        self._grad_req = 'null'
+
+
+def _brief(names, limit=5):
+    names = list(names)
+    shown = ', '.join(repr(n) for n in names[:limit])
+    return shown + (', ... (%d in all)' % len(names) if len(names) > limit else '')
+
+
+class ParameterDict(dict):
+    """Parameters keyed by name, with bulk operations (``collect_params()`` returns one).
+
+    Keys are attribute paths relative to the Block ``collect_params`` was called on.
+    """
+
+    def __init__(self, prefix='', shared=None, _block=None):
+        super().__init__()
+        self._prefix = prefix
+        self._shared = shared
+        self._block = _block
+
+    @property
+    def prefix(self):
+        return self._prefix
+
+    def __repr__(self):
+        body = '\n'.join('  %r' % v for v in self.values())
+        return '%s(\n%s\n)' % (self._prefix or type(self).__name__, body)
+
+    def __getitem__(self, key):
+        try:
+            return super().__getitem__(key)
+        except KeyError:
+            raise KeyError('no parameter %r; the names are: %s' % (key, _brief(self.keys()))) \
+                from None
+
+    def get(self, name, **kwargs):
+        """The parameter ``name``, created with ``kwargs`` when absent (MXNet 1.x style).
+
+        Inside a Block, ``self.params.get('weight', shape=...)`` also registers the new
+        parameter on the Block under ``name``.
+        """
+        name = self._prefix + name
+        if name in self:
+            param = super().__getitem__(name)
+            for k, v in kwargs.items():
+                if k == 'shape':
+                    param.shape = v
+                elif k == 'dtype':
+                    if np.dtype(v) != np.dtype(param.dtype):
+                        raise MXNetError('%s has dtype %s, not the requested %s'
+                                         % (param._label(), np.dtype(param.dtype).name, v))
+                elif v is not None and getattr(param, k, None) != v:
+                    raise MXNetError('%s has %s=%r, not the requested %r'
+                                     % (param._label(), k, getattr(param, k, None), v))
+            return param
+        if self._shared is not None and name in self._shared:
+            param = self._shared[name]
+        else:
+            param = Parameter(name, **kwargs)
+        if self._block is not None:
+            self._block._register_param(name, param)
+        self[name] = param
+        return param
+
+    def update(self, other):
+        """Add the parameters of ``other``; a different Parameter under an existing name errors."""
+        for k, v in other.items():
+            if k in self and super().__getitem__(k) is not v:
+                raise MXNetError('cannot update ParameterDict: %r names a different Parameter '
+                                 'in each dict' % k)
+            self[k] = v
+
+    def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
+        """Initialize every parameter (``init`` is the default for those without their own)."""
+        init = initializer.Uniform() if init is None else initializer.create(init)
+        if verbose:
+            init = copy.copy(init).set_verbosity(verbose=True)
+        for param in self.values():
+            param.initialize(None, ctx, init, force_reinit=force_reinit)
+
+    def zero_grad(self):
+        for param in self.values():
+            param.zero_grad()
+
+    def reset_ctx(self, ctx):
+        for param in self.values():
+            param.reset_ctx(ctx)
+
+    def list_ctx(self):
+        """Every context any parameter lives on."""
+        out = []
+        for param in self.values():
+            for c in param.list_ctx():
+                if c not in out:
+                    out.append(c)
+        return out
+
+    def setattr(self, name, value):
+        """Set attribute ``name`` (``grad_req``, ``lr_mult``, ...) on every parameter."""
+        for param in self.values():
+            setattr(param, name, value)
+
+    def select(self, select):
+        """The parameters whose names match regex ``select`` (``re.match``)."""
+        pattern = re.compile(select)
+        out = ParameterDict(self._prefix)
+        for k, v in self.items():
+            if pattern.match(k):
+                dict.__setitem__(out, k, v)
+        return out
+
+    def save(self, filename, strip_prefix=''):
+        """Save the values to ``filename`` (an ``nd.save`` archive, never a pickle)."""
+        arrays = {}
+        for name, param in self.items():
+            if strip_prefix:
+                if not name.startswith(strip_prefix):
+                    raise MXNetError('cannot strip prefix %r from parameter name %r'
+                                     % (strip_prefix, name))
+                name = name[len(strip_prefix):]
+            arrays[name] = param._reduce()
+        nd_save(filename, arrays)
+
+    def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+             restore_prefix='', cast_dtype=False, dtype_source='current'):
+        """Load values saved by ``save``/``save_parameters``.
+
+        Every name is checked before anything changes: a parameter missing from the
+        file, a file entry with no parameter, or a shape mismatch raises an error naming
+        it (unless ``allow_missing`` / ``ignore_extra``).
+        """
+        loaded = nd_load(filename, ctx=cpu())
+        if not isinstance(loaded, dict):
+            raise MXNetError('%s holds a list of arrays, not named parameters; write it with '
+                             'save_parameters or ParameterDict.save' % (filename,))
+        loaded = {restore_prefix + k: v for k, v in loaded.items()}
+        if not allow_missing:
+            for name in self.keys():
+                if name not in loaded:
+                    raise MXNetError(
+                        "parameter '%s' is missing from %s, which holds: %s. Set "
+                        "allow_missing=True to keep its current value"
+                        % (name, filename, _brief(loaded.keys())))
+        if not ignore_extra:
+            for name in loaded:
+                if name not in self:
+                    raise MXNetError(
+                        "%s holds parameter '%s', which this Block does not have (its "
+                        "parameters: %s). Set ignore_extra=True to skip it"
+                        % (filename, name, _brief(self.keys())))
+        for name, arr in loaded.items():
+            param = dict.get(self, name)
+            if param is None:
+                continue
+            if param.shape is not None and (len(param.shape) != arr.ndim or any(
+                    d > 0 and d != s for d, s in zip(param.shape, arr.shape))):
+                raise MXNetError("parameter '%s' has shape %s in this Block but %s in %s"
+                                 % (name, param.shape, arr.shape, filename))
+            if not cast_dtype and np.dtype(param.dtype) != np.dtype(arr.dtype):
+                raise MXNetError("parameter '%s' has dtype %s in this Block but %s in %s; pass "
+                                 "cast_dtype=True to convert" % (name, np.dtype(param.dtype).name,
+                                                                 np.dtype(arr.dtype).name, filename))
+        for name, arr in loaded.items():
+            param = dict.get(self, name)
+            if param is not None:
+                param._load_init(arr, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)

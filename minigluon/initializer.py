@@ -1,0 +1,300 @@
+"""``mx.init``: weight initializers, chosen by object or by registered name.
+
+An initializer fills an NDArray in place. Random values are drawn on the host from
+the generator that ``mx.random.seed`` seeds and then copied to the array's device, so
+a seeded run initializes identically on every device and in every process.
+
+Gluon calls an initializer with an :class:`InitDesc` whose ``__init__`` attribute
+names the initializer chosen for that parameter (its own, or the global one passed
+to ``initialize``), as MXNet does. Called with a plain name, an initializer picks
+the rule by the name's suffix (``weight``, ``bias``, ``gamma``, ``beta``,
+``running_mean``, ``running_var``...).
+"""
+import re
+
+import numpy as np
+
+from .base import MXNetError
+from .ndarray.random import host_generator
+
+__all__ = ['InitDesc', 'Initializer', 'register', 'create', 'Zero', 'One', 'Constant',
+           'Uniform', 'Normal', 'Xavier', 'MSRAPrelu', 'Orthogonal', 'Mixed']
+
+_REGISTRY = {}
+
+
+def register(klass):
+    """Class decorator registering an initializer under its lower-cased class name."""
+    _REGISTRY[klass.__name__.lower()] = klass
+    return klass
+
+
+def _alias(*names):
+    def deco(klass):
+        for name in names:
+            _REGISTRY[name] = klass
+        return klass
+    return deco
+
+
+def create(init, **kwargs):
+    """An Initializer from an instance (returned as is) or a registered name.
+
+    ``create('xavier', magnitude=2)`` == ``Xavier(magnitude=2)``; names are
+    case-insensitive.
+    """
+    if isinstance(init, Initializer):
+        return init
+    if isinstance(init, type) and issubclass(init, Initializer):
+        return init(**kwargs)
+    if isinstance(init, str):
+        klass = _REGISTRY.get(init.lower())
+        if klass is None:
+            raise MXNetError('unknown initializer %r; registered names: %s'
+                             % (init, ', '.join(sorted(_REGISTRY))))
+        return klass(**kwargs)
+    raise MXNetError('an initializer must be an mx.init.Initializer or a registered name '
+                     '(e.g. "xavier"), got %s' % type(init).__name__)
+
+
+class InitDesc(str):
+    """A parameter name carrying attributes; ``attrs['__init__']`` picks its initializer."""
+
+    def __new__(cls, name, attrs=None, global_init=None):
+        desc = super().__new__(cls, name)
+        desc.attrs = dict(attrs or {})
+        desc.global_init = global_init
+        return desc
+
+
+def _fill(arr, values):
+    """Write host array ``values`` into NDArray ``arr`` (cast to its dtype)."""
+    arr[:] = np.broadcast_to(np.asarray(values).astype(arr.dtype, copy=False), arr.shape)
+
+
+class Initializer:
+    """Base class: subclasses implement ``_init_weight(name, arr)``."""
+
+    def __init__(self, **kwargs):
+        self._kwargs = kwargs
+        self._verbose = False
+
+    def set_verbosity(self, verbose=False, print_func=None):
+        self._verbose = verbose
+        self._print_func = print_func or (lambda x: '%.3g' % float(np.abs(x).mean()))
+        return self
+
+    def dumps(self):
+        """``'["name", {kwargs}]'`` as MXNet writes it."""
+        import json
+        return json.dumps([self.__class__.__name__.lower(), self._kwargs])
+
+    def __call__(self, desc, arr):
+        """Initialize NDArray ``arr`` for the parameter named ``desc``."""
+        init = getattr(desc, 'attrs', {}).get('__init__')
+        if init:
+            create(init)._init_weight(desc, arr)
+        else:
+            self._init_by_name(desc, arr)
+        if self._verbose:
+            print('Initialized %s as %s: %s' % (desc, init or self.__class__.__name__,
+                                                self._print_func(arr.asnumpy())))
+
+    def _init_by_name(self, name, arr):
+        name = str(name).lower()
+        if name.endswith(('running_mean', 'moving_mean', 'beta', 'bias', 'min')):
+            _fill(arr, 0)
+        elif name.endswith(('running_var', 'moving_var', 'gamma', 'max')):
+            _fill(arr, 1)
+        elif name.endswith('weight'):
+            self._init_weight(name, arr)
+        else:
+            raise MXNetError('unknown initialization pattern for %r: give the parameter an '
+                             'init= of its own or name it ...weight/bias/gamma/beta' % name)
+
+    def _init_weight(self, name, arr):
+        raise NotImplementedError('%s must implement _init_weight' % type(self).__name__)
+
+    def __repr__(self):
+        args = ', '.join('%s=%r' % kv for kv in self._kwargs.items())
+        return '%s(%s)' % (type(self).__name__, args)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._kwargs == other._kwargs
+
+    __hash__ = object.__hash__
+
+
+@register
+@_alias('zeros')
+class Zero(Initializer):
+    """Fills with 0."""
+
+    def _init_weight(self, _, arr):
+        _fill(arr, 0)
+
+
+@register
+@_alias('ones')
+class One(Initializer):
+    """Fills with 1."""
+
+    def _init_weight(self, _, arr):
+        _fill(arr, 1)
+
+
+@register
+class Constant(Initializer):
+    """Fills with ``value`` (a scalar, or an array broadcastable to the parameter)."""
+
+    def __init__(self, value):
+        super().__init__(value=value)
+        self.value = value
+
+    def _init_weight(self, name, arr):
+        value = self.value
+        if hasattr(value, 'asnumpy'):
+            value = value.asnumpy()
+        value = np.asarray(value)
+        try:
+            value = np.broadcast_to(value, arr.shape)
+        except ValueError:
+            raise MXNetError('Constant initializer: value of shape %s does not fit parameter %s '
+                             'of shape %s' % (value.shape, name, arr.shape)) from None
+        _fill(arr, value)
+
+
+@register
+class Uniform(Initializer):
+    """Uniform samples from ``[-scale, scale]``."""
+
+    def __init__(self, scale=0.07):
+        super().__init__(scale=scale)
+        self.scale = scale
+
+    def _init_weight(self, _, arr):
+        _fill(arr, host_generator().uniform(-self.scale, self.scale, arr.shape))
+
+
+@register
+class Normal(Initializer):
+    """Normal samples with mean 0 and standard deviation ``sigma``."""
+
+    def __init__(self, sigma=0.01):
+        super().__init__(sigma=sigma)
+        self.sigma = sigma
+
+    def _init_weight(self, _, arr):
+        _fill(arr, host_generator().normal(0, self.sigma, arr.shape))
+
+
+@register
+class Xavier(Initializer):
+    """Glorot initialization: variance ``magnitude / factor`` with the fans of the weight.
+
+    Parameters
+    ----------
+    rnd_type : {'uniform', 'gaussian'}
+        Uniform on ``[-s, s]`` with ``s = sqrt(magnitude / factor)``, or normal with
+        standard deviation ``s``.
+    factor_type : {'avg', 'in', 'out'}
+        ``factor`` is ``(fan_in + fan_out) / 2``, ``fan_in`` or ``fan_out``, where for a
+        weight ``(out, in, *kernel)`` ``fan_in = in * prod(kernel)`` and
+        ``fan_out = out * prod(kernel)``.
+    magnitude : float
+    """
+
+    def __init__(self, rnd_type='uniform', factor_type='avg', magnitude=3):
+        super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
+        if rnd_type not in ('uniform', 'gaussian'):
+            raise MXNetError("Xavier: rnd_type must be 'uniform' or 'gaussian', got %r"
+                             % (rnd_type,))
+        if factor_type not in ('avg', 'in', 'out'):
+            raise MXNetError("Xavier: factor_type must be 'avg', 'in' or 'out', got %r"
+                             % (factor_type,))
+        self.rnd_type, self.factor_type = rnd_type, factor_type
+        self.magnitude = float(magnitude)
+
+    def _init_weight(self, name, arr):
+        shape = arr.shape
+        if len(shape) < 2:
+            raise MXNetError('Xavier initializer cannot be applied to vector %s of shape %s: '
+                             'it needs at least 2 dimensions; give that parameter another '
+                             'initializer (e.g. init="zeros")' % (name, shape))
+        receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+        fan_in, fan_out = shape[1] * receptive, shape[0] * receptive
+        factor = {'avg': (fan_in + fan_out) / 2.0, 'in': fan_in, 'out': fan_out}[self.factor_type]
+        scale = np.sqrt(self.magnitude / factor)
+        rng = host_generator()
+        if self.rnd_type == 'uniform':
+            _fill(arr, rng.uniform(-scale, scale, shape))
+        else:
+            _fill(arr, rng.normal(0, scale, shape))
+
+
+@register
+class MSRAPrelu(Xavier):
+    """He initialization for PReLU nets: Gaussian Xavier with magnitude ``2 / (1 + slope**2)``."""
+
+    def __init__(self, factor_type='avg', slope=0.25):
+        super().__init__('gaussian', factor_type, 2.0 / (1 + slope ** 2))
+        self._kwargs = {'factor_type': factor_type, 'slope': slope}
+
+
+@register
+class Orthogonal(Initializer):
+    """A (scaled) orthogonal matrix from the SVD of a random ``(out, prod(rest))`` matrix.
+
+    Parameters
+    ----------
+    scale : float
+    rand_type : {'uniform', 'normal'}
+    """
+
+    def __init__(self, scale=1.414, rand_type='uniform'):
+        super().__init__(scale=scale, rand_type=rand_type)
+        if rand_type not in ('uniform', 'normal'):
+            raise MXNetError("Orthogonal: rand_type must be 'uniform' or 'normal', got %r"
+                             % (rand_type,))
+        self.scale, self.rand_type = scale, rand_type
+
+    def _init_weight(self, _, arr):
+        nout = arr.shape[0]
+        nin = int(np.prod(arr.shape[1:]))
+        rng = host_generator()
+        if self.rand_type == 'uniform':
+            tmp = rng.uniform(-1.0, 1.0, (nout, nin))
+        else:
+            tmp = rng.normal(0.0, 1.0, (nout, nin))
+        u, _, v = np.linalg.svd(tmp, full_matrices=False)
+        res = u if u.shape == tmp.shape else v
+        _fill(arr, self.scale * res.reshape(arr.shape))
+
+
+@register
+class Mixed(Initializer):
+    """The first initializer whose regex (``re.match``) matches the parameter name.
+
+    Example: ``Mixed(['bias', '.*'], [mx.init.Zero(), mx.init.Uniform(0.1)])``.
+    """
+
+    def __init__(self, patterns, initializers):
+        super().__init__()
+        if len(patterns) != len(initializers):
+            raise MXNetError('Mixed: got %d patterns but %d initializers'
+                             % (len(patterns), len(initializers)))
+        self.map = [(re.compile(p), create(i)) for p, i in zip(patterns, initializers)]
+
+    def _pick(self, name):
+        for pattern, init in self.map:
+            if pattern.match(str(name)):
+                return init
+        patterns = [p.pattern for p, _ in self.map]
+        raise MXNetError('Mixed initializer: parameter %r matches none of the patterns %s; '
+                         'add a catch-all ".*" pattern' % (str(name), patterns))
+
+    def _init_by_name(self, name, arr):
+        self._pick(name)(str(name), arr)
+
+    def _init_weight(self, name, arr):
+        self._pick(name)._init_weight(name, arr)
