@@ -20,3 +20,4 @@ from . import kvstore as kv
 from . import test_utils
 from . import lr_scheduler
 from . import metric
+from . import gluon

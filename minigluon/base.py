@@ -1,4 +1,5 @@
 """The one error class and small helpers shared by every layer."""
+import os
 
 
 class MXNetError(RuntimeError):
@@ -15,3 +16,8 @@ MinigluonError = MXNetError
 def shape_str(shape):
     """``(2, 3)`` -> ``'2x3'``, the way MXNet prints shapes in reprs."""
     return 'x'.join(str(d) for d in shape)
+
+
+def data_dir():
+    """Where downloaded data sets and models live: ``$MINIGLUON_HOME``, else ``~/.minigluon``."""
+    return os.path.expanduser(os.environ.get('MINIGLUON_HOME') or os.path.join('~', '.minigluon'))

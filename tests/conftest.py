@@ -1,4 +1,9 @@
-"""Shared fixtures: ``ctx`` runs a test on cpu(0) and, when one is visible, on gpu(0)."""
+"""Shared fixtures: ``ctx`` runs a test on cpu(0) and, when one is visible, on gpu(0);
+``http_server`` serves a folder on 127.0.0.1 for download tests."""
+import functools
+import http.server
+import threading
+
 import pytest
 
 import minigluon as mx
@@ -14,3 +19,51 @@ _NO_GPU = 'no GPU: CuPy with a visible CUDA device is needed'
 def ctx(request):
     """The device a test runs on: cpu(0), and gpu(0) where CuPy sees a GPU."""
     return request.param
+
+
+class LocalHTTPServer:
+    """Serves ``folder`` over HTTP on 127.0.0.1 from a thread; counts GET requests."""
+
+    def __init__(self, folder):
+        server = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def do_GET(self):
+                server.requests += 1
+                super().do_GET()
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+        self.requests = 0
+        self.httpd = http.server.ThreadingHTTPServer(
+            ('127.0.0.1', 0), functools.partial(Handler, directory=str(folder)))
+        self.url = 'http://127.0.0.1:%d/' % self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,),
+                                        daemon=True)
+        self._thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def http_server():
+    """``http_server(folder)`` starts a LocalHTTPServer, stopped after the test."""
+    servers = []
+
+    def start(folder):
+        servers.append(LocalHTTPServer(folder))
+        return servers[-1]
+    yield start
+    for s in servers:
+        s.close()
+
+
+@pytest.fixture
+def closed_port_url():
+    """The URL of a 127.0.0.1 port where nothing listens (a server that is down)."""
+    server = LocalHTTPServer('.')
+    server.close()
+    return server.url
