@@ -21,3 +21,7 @@ from . import test_utils
 from . import lr_scheduler
 from . import metric
 from . import gluon
+
+# Under DMLC_ROLE=server or scheduler, importing minigluon serves that role and exits.
+from .kvstore.roles import serve_if_asked as _serve_if_asked  # noqa: E402
+_serve_if_asked()

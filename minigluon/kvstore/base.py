@@ -117,8 +117,8 @@ class KVStoreBase:
 
     _barrier = barrier
 
-    @property
-    def num_dead_node(self):
+    def num_dead_node(self, node_id=None, timeout=None):
+        """How many nodes of the job are known to be dead (always 0 in one process)."""
         return 0
 
     def close(self):

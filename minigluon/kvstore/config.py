@@ -1,0 +1,156 @@
+"""The distributed store's configuration, read from the environment as MXNet does.
+
+Every variable is parsed once, here; a missing or malformed one raises a single
+error naming the variable, the value seen and what is expected.
+"""
+import os
+import stat
+from dataclasses import dataclass
+
+from ..base import MXNetError
+
+ROLES = ('scheduler', 'server', 'worker')
+SECRET_ENV = 'MINIGLUON_PS_SECRET'
+SECRET_FILE_ENV = 'MINIGLUON_PS_SECRET_FILE'
+
+
+class ConfigError(MXNetError):
+    """A DMLC_*/PS_* variable is missing or malformed."""
+
+
+def _get(env, name, default=None, required=False):
+    value = env.get(name)
+    if value is None or value == '':
+        if required:
+            raise ConfigError('environment variable %s is not set; it is required for a '
+                              'distributed kvstore (see README: launching by hand)' % name)
+        return default
+    return value
+
+
+def _int(env, name, default=None, required=False, minimum=None):
+    value = _get(env, name, default, required)
+    if value is None or isinstance(value, int):
+        return value
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError('environment variable %s=%r is not an integer' % (name, value)) from None
+    if minimum is not None and number < minimum:
+        raise ConfigError('environment variable %s=%r must be at least %d' % (name, value, minimum))
+    return number
+
+
+def _float(env, name, default):
+    value = _get(env, name, default)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError('environment variable %s=%r is not a number' % (name, value)) from None
+    if number <= 0:
+        raise ConfigError('environment variable %s=%r must be positive' % (name, value))
+    return number
+
+
+def _flag(env, name):
+    value = _get(env, name, '0')
+    if value not in ('0', '1'):
+        raise ConfigError('environment variable %s=%r must be 0 or 1' % (name, value))
+    return value == '1'
+
+
+def read_secret(env):
+    """The job secret: $MINIGLUON_PS_SECRET, or the content of a 0600 file named by
+    $MINIGLUON_PS_SECRET_FILE."""
+    secret = env.get(SECRET_ENV)
+    path = env.get(SECRET_FILE_ENV)
+    if not secret and path:
+        try:
+            mode = os.stat(path).st_mode
+            with open(path, 'rb') as f:
+                secret = f.read().strip().decode('utf-8', 'replace')
+        except OSError as exc:
+            raise ConfigError('%s=%r cannot be read: %s' % (SECRET_FILE_ENV, path, exc)) from None
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise ConfigError('%s=%r is readable by others (mode %o); make it private with '
+                              'chmod 600' % (SECRET_FILE_ENV, path, stat.S_IMODE(mode)))
+    if not secret:
+        raise ConfigError(
+            'no job secret: set %s (the launcher does this for you) or %s to a file with mode '
+            '0600, identical for every process of the job' % (SECRET_ENV, SECRET_FILE_ENV))
+    if len(secret) < 16:
+        raise ConfigError('the job secret in %s is too short (%d characters); use at least 16, '
+                          'e.g. python -c "import secrets; print(secrets.token_hex(32))"'
+                          % (SECRET_ENV, len(secret)))
+    return secret.encode('utf-8')
+
+
+@dataclass
+class Config:
+    """Settings of one process of a distributed job."""
+    role: str
+    root_uri: str
+    root_port: int
+    num_server: int
+    num_worker: int
+    secret: bytes
+    interface: str = None
+    node_host: str = None
+    worker_id: int = None
+    server_id: int = None
+    verbose: int = 0
+    resend: bool = False
+    resend_timeout: float = 1.0          # seconds
+    heartbeat_interval: float = 1.0      # seconds
+    heartbeat_timeout: float = 10.0      # seconds
+    drop_msg: int = 0                    # percent of received messages dropped (testing)
+    bigarray_bound: int = 1000000        # elements
+    chunk_bytes: int = 4 << 20           # largest data part in one message
+    connect_timeout: float = 60.0        # seconds to wait for the whole cluster
+    wait_timeout: float = 600.0          # seconds any other blocking wait may take
+
+    @classmethod
+    def from_env(cls, env=None, role=None):
+        env = os.environ if env is None else env
+        role = role or _get(env, 'DMLC_ROLE', required=True)
+        if role not in ROLES:
+            raise ConfigError('environment variable DMLC_ROLE=%r must be one of %s'
+                              % (role, ', '.join(ROLES)))
+        cfg = cls(
+            role=role,
+            root_uri=_get(env, 'DMLC_PS_ROOT_URI', required=True),
+            root_port=_int(env, 'DMLC_PS_ROOT_PORT', required=True, minimum=1),
+            num_server=_int(env, 'DMLC_NUM_SERVER', required=True, minimum=1),
+            num_worker=_int(env, 'DMLC_NUM_WORKER', required=True, minimum=1),
+            secret=read_secret(env),
+            interface=_get(env, 'DMLC_INTERFACE'),
+            node_host=_get(env, 'DMLC_NODE_HOST'),
+            worker_id=_int(env, 'DMLC_WORKER_ID', minimum=0),
+            server_id=_int(env, 'DMLC_SERVER_ID', minimum=0),
+            verbose=_int(env, 'PS_VERBOSE', 0, minimum=0),
+            resend=_flag(env, 'PS_RESEND'),
+            resend_timeout=_int(env, 'PS_RESEND_TIMEOUT', 1000, minimum=1) / 1000.0,
+            heartbeat_interval=_float(env, 'PS_HEARTBEAT_INTERVAL', 1.0),
+            heartbeat_timeout=_float(env, 'PS_HEARTBEAT_TIMEOUT', 10.0),
+            drop_msg=_int(env, 'PS_DROP_MSG', 0, minimum=0),
+            bigarray_bound=_int(env, 'MXNET_KVSTORE_BIGARRAY_BOUND', 1000000, minimum=1),
+            chunk_bytes=_int(env, 'MINIGLUON_PS_CHUNK_BYTES', 4 << 20, minimum=1024),
+            connect_timeout=_float(env, 'MINIGLUON_PS_CONNECT_TIMEOUT', 60.0),
+            wait_timeout=_float(env, 'MINIGLUON_PS_WAIT_TIMEOUT', 600.0),
+        )
+        if cfg.root_port > 65535:
+            raise ConfigError('environment variable DMLC_PS_ROOT_PORT=%r is not a valid port'
+                              % env.get('DMLC_PS_ROOT_PORT'))
+        if cfg.drop_msg > 100:
+            raise ConfigError('environment variable PS_DROP_MSG=%r is a percentage (0-100)'
+                              % env.get('PS_DROP_MSG'))
+        if cfg.worker_id is not None and cfg.worker_id >= cfg.num_worker:
+            raise ConfigError('DMLC_WORKER_ID=%d is out of range for DMLC_NUM_WORKER=%d'
+                              % (cfg.worker_id, cfg.num_worker))
+        if cfg.server_id is not None and cfg.server_id >= cfg.num_server:
+            raise ConfigError('DMLC_SERVER_ID=%d is out of range for DMLC_NUM_SERVER=%d'
+                              % (cfg.server_id, cfg.num_server))
+        if cfg.heartbeat_timeout <= cfg.heartbeat_interval:
+            raise ConfigError('PS_HEARTBEAT_TIMEOUT (%g s) must exceed PS_HEARTBEAT_INTERVAL '
+                              '(%g s)' % (cfg.heartbeat_timeout, cfg.heartbeat_interval))
+        return cfg

@@ -1,0 +1,132 @@
+"""What servers and workers share: joining the job, heartbeats, and failing loudly.
+
+A node connects to the scheduler, registers (role, launcher-given index, listening
+address) and waits for the address book that assigns its rank. From then on it
+sends a heartbeat every ``PS_HEARTBEAT_INTERVAL``; the scheduler answers each one.
+A missing answer for ``PS_HEARTBEAT_TIMEOUT``, or the scheduler's news that another
+node died, makes the node fail with an error naming the culprit.
+"""
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+
+from ..base import MXNetError
+from .van import Van, local_address, log, resolve
+from .wire import Message
+
+
+class ClusterError(MXNetError):
+    """The job cannot go on: a node died, timed out, or the cluster never formed."""
+
+
+def describe(node):
+    """'worker 1 (pid 123 on host-a)' from an address-book entry."""
+    return '%s %s (pid %s on %s)' % (node['role'], node['rank'], node.get('pid', '?'),
+                                     node.get('hostname') or node.get('host'))
+
+
+def setup_logging(cfg):
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter('[%(asctime)s] %(name)s: %(message)s',
+                                               '%H:%M:%S'))
+        log.addHandler(handler)
+        log.propagate = False
+    log.setLevel(logging.INFO if cfg.verbose else logging.WARNING)
+
+
+class Node:
+    """Base of Server and the worker's DistKVStore."""
+    role = None
+
+    def __init__(self, cfg, listen=False):
+        setup_logging(cfg)
+        self.cfg = cfg
+        self.host = local_address(cfg)
+        self.van = Van(cfg, 'new-%s-%s' % (self.role, secrets.token_hex(4)), self._dispatch,
+                       bind=(self.host, 0) if listen else None, on_failure=self.fatal)
+        self.my_rank = None
+        self.book = None
+        self.failure = None
+        self._joined = threading.Event()
+        self._failed = threading.Event()
+        self._last_answer = time.monotonic()
+        self._handlers = {'book': self._on_book, 'heartbeat_ack': self._on_heartbeat_ack,
+                          'dead': self._on_dead, 'abort': self._on_abort}
+
+    # ---- joining -------------------------------------------------------------------------
+    def join(self):
+        """Register with the scheduler and wait for the address book (bounded)."""
+        cfg = self.cfg
+        self.van.connect('scheduler', resolve(cfg.root_uri), cfg.root_port)
+        self.van.start()
+        own_id = cfg.worker_id if self.role == 'worker' else cfg.server_id
+        body = {'role': self.role, 'id': own_id, 'host': self.host, 'pid': os.getpid(),
+                'hostname': socket.gethostname()}
+        if self.van.endpoint:
+            body['port'] = self.van.endpoint[1]
+        self.van.send('scheduler', Message('register', '', body=body))
+        deadline = time.monotonic() + cfg.connect_timeout + 5
+        while not self._joined.is_set():
+            if self._failed.wait(0.05):
+                raise ClusterError(self.failure)
+            if time.monotonic() > deadline:
+                self.fatal('no address book from the scheduler at %s:%d within %.0f s: is the '
+                           'scheduler running, and are DMLC_PS_ROOT_URI/DMLC_PS_ROOT_PORT and '
+                           'the job secret the same for every process?'
+                           % (cfg.root_uri, cfg.root_port, cfg.connect_timeout))
+                raise ClusterError(self.failure)
+        self.van.every(cfg.heartbeat_interval, self._heartbeat)
+
+    def _on_book(self, msg):
+        body = msg.body or {}
+        self.van.name = body['name']
+        self.my_rank = body["rank"]
+        self.book = body
+        self._last_answer = time.monotonic()
+        if self.cfg.verbose:
+            log.info('%s: joined the job as %s', body['name'], body['name'])
+        self._joined.set()
+
+    # ---- liveness --------------------------------------------------------------------
+    def _heartbeat(self):
+        silent = time.monotonic() - self._last_answer
+        if silent > self.cfg.heartbeat_timeout:
+            self.fatal('the scheduler at %s:%d stopped answering (no reply for %.0f s): it '
+                       'died or the network is down' % (self.cfg.root_uri, self.cfg.root_port,
+                                                        silent))
+            return
+        self.van.send_now('scheduler', Message('heartbeat', ''))
+
+    def _on_heartbeat_ack(self, msg):
+        self._last_answer = time.monotonic()
+
+    def _on_dead(self, msg):
+        self.fatal(msg.err or 'another node of the job died')
+
+    def _on_abort(self, msg):
+        self.fatal(msg.err or 'the scheduler aborted the job')
+
+    def fatal(self, reason):
+        """Record the first failure, wake every waiter; subclasses decide how to stop."""
+        if self.failure is not None:
+            return
+        self.failure = '%s: %s' % (self.van.name, reason)
+        log.error('%s', self.failure)
+        self._failed.set()
+        self.on_failure()
+
+    def on_failure(self):
+        """Hook for subclasses (wake blocked calls, exit the process...)."""
+
+    def _dispatch(self, msg):
+        if msg.src == 'scheduler' and msg.cmd != 'heartbeat_ack':
+            self._last_answer = time.monotonic()
+        handler = self._handlers.get(msg.cmd)
+        if handler is None:
+            log.warning('%s: unexpected %s from %s dropped', self.van.name, msg.cmd, msg.src)
+            return
+        handler(msg)

@@ -1,0 +1,46 @@
+"""Running the scheduler and server roles, as ``import minigluon`` does in MXNet.
+
+A process whose ``DMLC_ROLE`` is ``scheduler`` or ``server`` serves that role when
+minigluon is imported and exits when the job ends (0 on a normal end, 1 when the job
+failed), so one command line can be launched for every role.
+"""
+import os
+import sys
+
+from .config import Config, ConfigError
+
+
+def run_role(cfg):
+    """Serve ``cfg.role`` until the job ends; returns the exit status."""
+    if cfg.role == 'scheduler':
+        from .scheduler import Scheduler
+        return Scheduler(cfg).run()
+    if cfg.role == 'server':
+        from .server import Server
+        return Server(cfg).run()
+    raise ConfigError('run_role: %r is not a scheduler or server role' % cfg.role)
+
+
+def serve_if_asked():
+    """Called by ``import minigluon``: serve and exit when DMLC_ROLE says so."""
+    role = os.environ.get('DMLC_ROLE')
+    if role not in ('scheduler', 'server'):
+        return
+    if sys.argv[:1] == ['-m']:
+        return  # `python -m minigluon.kvstore` is starting: its __main__ serves the role
+    sys.exit(_serve_from_env())
+
+
+def _serve_from_env():
+    try:
+        cfg = Config.from_env()
+    except ConfigError as exc:
+        sys.stderr.write('minigluon: %s\n' % exc)
+        return 2
+    try:
+        return run_role(cfg)
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        sys.stderr.write('minigluon %s: %s\n' % (cfg.role, exc))
+        return 1

@@ -1,0 +1,342 @@
+"""The transport of one node (ps-lite calls it the van): sockets, one I/O thread.
+
+Every ZeroMQ socket of a process belongs to one background thread. Other threads
+hand it messages through a queue; it sends them, receives, authenticates and
+validates every incoming frame set (dropping and logging bad ones), acknowledges
+and de-duplicates when ``PS_RESEND`` is on, re-sends what was not acknowledged in
+time, and calls the node's handler and timers. Handlers therefore run on the I/O
+thread and never need locks among themselves.
+"""
+import collections
+import logging
+import random
+import socket
+import threading
+import time
+
+import zmq
+
+from . import wire
+
+log = logging.getLogger('minigluon.kvstore')
+
+
+class _Seen:
+    """Sequence numbers received from one sender, to drop duplicates and replays."""
+    __slots__ = ('floor', 'above')
+
+    def __init__(self):
+        self.floor = 0          # every seq <= floor has been seen
+        self.above = set()
+
+    def add(self, seq):
+        """False when ``seq`` was seen before."""
+        if seq <= self.floor or seq in self.above:
+            return False
+        self.above.add(seq)
+        while self.floor + 1 in self.above:
+            self.floor += 1
+            self.above.discard(self.floor)
+        return True
+
+
+class Van:
+    """Sockets of one node and the thread that drives them.
+
+    Parameters
+    ----------
+    cfg : Config
+    name : str
+        This node's name on the wire ('scheduler', 'server:0', ... or a temporary one).
+    on_message : callable(Message)
+        Called on the I/O thread for each authentic, well-formed message.
+    bind : (host, port) or None
+        Bind a ROUTER socket there for peers to connect to (port 0: any free port).
+    on_failure : callable(str), optional
+        Called if the I/O thread itself breaks (a bug), so the node can stop loudly.
+    """
+
+    def __init__(self, cfg, name, on_message, bind=None, on_failure=None):
+        self.cfg = cfg
+        self.name = name
+        self.on_message = on_message
+        self.on_failure = on_failure
+        self._ctx = zmq.Context()
+        self._secret = cfg.secret
+        self._max_msg = cfg.chunk_bytes + (1 << 20)
+        self._router = None
+        self.endpoint = None
+        if bind is not None:
+            self._router = self._socket(zmq.ROUTER)
+            self._router.setsockopt(zmq.MAXMSGSIZE, self._max_msg)
+            self._router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            host, port = bind
+            address = 'tcp://%s' % _bracket(host)
+            try:
+                if port:
+                    self._router.bind('%s:%d' % (address, port))
+                else:
+                    port = self._router.bind_to_random_port(address)
+            except zmq.ZMQError as exc:
+                self._ctx.destroy(linger=0)
+                raise OSError('cannot listen on %s:%s: %s' % (host, port, exc)) from None
+            self.endpoint = (host, port)
+        self._routes = {}        # peer name -> (socket, routing id or None)
+        self._dealers = {}       # peer name -> DEALER socket we connected
+        self._outbox = collections.deque()
+        self._wake_lock = threading.Lock()
+        self._wake_addr = 'inproc://wake-%x' % id(self)
+        self._wake_rx = self._socket(zmq.PAIR)
+        self._wake_rx.bind(self._wake_addr)
+        self._wake_tx = self._socket(zmq.PAIR)
+        self._wake_tx.connect(self._wake_addr)
+        self._seq = 0
+        self._seq_lock = threading.Lock()
+        self._unacked = {}       # seq -> [dest, frames, last send time]
+        self._seen = {}          # sender -> _Seen
+        self._timers = []        # [next time, period, fn]
+        self._poller = zmq.Poller()
+        self._poller.register(self._wake_rx, zmq.POLLIN)
+        if self._router is not None:
+            self._poller.register(self._router, zmq.POLLIN)
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name='kvstore-van', daemon=True)
+        self._rejected = 0
+
+    def _socket(self, kind):
+        sock = self._ctx.socket(kind)
+        sock.setsockopt(zmq.LINGER, 2000)
+        return sock
+
+    # ---- called from any thread ------------------------------------------------------------
+    def start(self):
+        self._thread.start()
+
+    def connect(self, peer, host, port):
+        """Open a connection to ``peer`` listening at host:port (done on the I/O thread)."""
+        self._post(('connect', peer, host, port))
+
+    def send(self, dest, msg, copy_arrays=False):
+        """Queue ``msg`` for ``dest``; fills in sender and sequence number.
+
+        Arrays go out zero-copy: the caller must not modify them until delivered,
+        unless ``copy_arrays`` (always done when re-sending is on, since a resend may
+        happen much later).
+        """
+        msg.src = self.name
+        msg.seq = self.next_seq()
+        if copy_arrays or self.cfg.resend:
+            msg.arrays = [a.copy() for a in msg.arrays]
+        self._post(('send', dest, msg))
+
+    def call_soon(self, fn):
+        """Run ``fn()`` on the I/O thread."""
+        self._post(('call', fn))
+
+    def every(self, period, fn):
+        """Run ``fn()`` on the I/O thread every ``period`` seconds."""
+        self.call_soon(lambda: self._timers.append([time.monotonic() + period, period, fn]))
+
+    def stop(self, timeout=5.0):
+        self._stop = True
+        self._wake()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+        self._ctx.destroy(linger=0)
+
+    def next_seq(self):
+        with self._seq_lock:
+            self._seq += 1
+            return self._seq
+
+    def _post(self, item):
+        self._outbox.append(item)
+        self._wake()
+
+    def _wake(self):
+        with self._wake_lock:
+            try:
+                self._wake_tx.send(b'', zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # the queue is full: the I/O thread is awake anyway
+
+    # ---- I/O thread --------------------------------------------------------------------
+    def alias(self, name, known):
+        """Reach peer ``name`` the way ``known`` was reached (a node renamed on joining)."""
+        self._routes[name] = self._routes[known]
+
+    def send_now(self, dest, msg):
+        """Send from the I/O thread (handlers replying)."""
+        msg.src = self.name
+        msg.seq = self.next_seq()
+        if self.cfg.resend:
+            msg.arrays = [a.copy() for a in msg.arrays]
+        self._transmit(dest, msg)
+
+    def _transmit(self, dest, msg):
+        frames = wire.encode(self._secret, msg)
+        if self.cfg.verbose >= 2:
+            log.info('%s -> %s: %r', self.name, dest, msg)
+        if self.cfg.resend and msg.cmd != 'ack':
+            self._unacked[msg.seq] = [dest, frames, time.monotonic()]
+        self._write(dest, frames)
+
+    def _write(self, dest, frames):
+        route = self._routes.get(dest)
+        if route is None:
+            log.warning('%s: no route to %s; message dropped', self.name, dest)
+            return
+        sock, rid = route
+        try:
+            if rid is None:
+                sock.send_multipart(frames, copy=False)
+            else:
+                sock.send_multipart([rid] + frames, copy=False)
+        except zmq.ZMQError as exc:
+            # ROUTER_MANDATORY: the peer is gone; heartbeats will report it
+            log.debug('%s: cannot send to %s: %s', self.name, dest, exc)
+
+    def _run(self):
+        try:
+            while not self._stop:
+                timeout = self._run_timers()
+                for sock, _ in self._poller.poll(timeout):
+                    self._drain(sock)
+                self._flush_outbox()
+        except Exception:  # a bug in a handler must not silently kill the node
+            log.exception('%s: I/O thread failed', self.name)
+            if self.on_failure is not None:
+                self.on_failure('internal error in the kvstore I/O thread (see the log above)')
+
+    def _run_timers(self):
+        now = time.monotonic()
+        wait = 0.1
+        for timer in self._timers:
+            if timer[0] <= now:
+                timer[0] = now + timer[1]
+                timer[2]()
+            wait = min(wait, max(0.0, timer[0] - now))
+        if self.cfg.resend:
+            self._resend(now)
+            wait = min(wait, self.cfg.resend_timeout / 4)
+        return int(wait * 1000)
+
+    def _resend(self, now):
+        for seq, entry in list(self._unacked.items()):
+            if now - entry[2] >= self.cfg.resend_timeout:
+                entry[2] = now
+                if self.cfg.verbose >= 2:
+                    log.info('%s: re-sending seq %d to %s', self.name, seq, entry[0])
+                self._write(entry[0], entry[1])
+
+    def _flush_outbox(self):
+        while self._outbox:
+            item = self._outbox.popleft()
+            kind = item[0]
+            if kind == 'send':
+                self._transmit(item[1], item[2])
+            elif kind == 'connect':
+                self._open(*item[1:])
+            elif kind == 'call':
+                item[1]()
+
+    def _open(self, peer, host, port):
+        sock = self._socket(zmq.DEALER)
+        sock.setsockopt(zmq.MAXMSGSIZE, self._max_msg)
+        sock.connect('tcp://%s:%d' % (_bracket(host), port))
+        self._dealers[peer] = sock
+        self._routes[peer] = (sock, None)
+        self._poller.register(sock, zmq.POLLIN)
+        if self.cfg.verbose >= 1:
+            log.info('%s: connecting to %s at %s:%d', self.name, peer, host, port)
+
+    def _drain(self, sock):
+        if sock is self._wake_rx:
+            while True:
+                try:
+                    sock.recv(zmq.NOBLOCK)
+                except zmq.Again:
+                    return
+        for _ in range(256):  # bounded, so one busy peer cannot starve timers
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            rid = None
+            if sock is self._router:
+                if len(frames) < 1:
+                    continue
+                rid, frames = frames[0].bytes, frames[1:]
+            self._receive(sock, rid, frames)
+
+    def _receive(self, sock, rid, frames):
+        try:
+            msg = wire.decode(self._secret, frames)
+        except wire.WireError as exc:
+            self._rejected += 1
+            if self._rejected <= 10 or self.cfg.verbose:
+                log.warning('%s: dropped a malformed or unauthenticated message: %s',
+                            self.name, exc)
+            return
+        if self.cfg.drop_msg and random.random() * 100 < self.cfg.drop_msg:
+            return  # PS_DROP_MSG: simulate a lossy network
+        if rid is not None and (msg.src not in self._routes or
+                                self._routes[msg.src][0] is self._router):
+            self._routes[msg.src] = (sock, rid)
+        if msg.cmd == 'ack':
+            self._unacked.pop(msg.req, None)
+            return
+        if self.cfg.resend:
+            ack = wire.Message('ack', self.name, self.next_seq(), req=msg.seq)
+            self._write(msg.src, wire.encode(self._secret, ack))
+        if not self._seen.setdefault(msg.src, _Seen()).add(msg.seq):
+            return  # a duplicate (re-sent, or replayed)
+        if self.cfg.verbose >= 2:
+            log.info('%s <- %s: %r', self.name, msg.src, msg)
+        self.on_message(msg)
+
+
+def _bracket(host):
+    return '[%s]' % host if ':' in host else host
+
+
+def resolve(host):
+    """An IP address for ``host`` (names are looked up once)."""
+    try:
+        return socket.getaddrinfo(host, None, socket.AF_INET)[0][4][0]
+    except socket.gaierror:
+        try:
+            return socket.getaddrinfo(host, None)[0][4][0]
+        except socket.gaierror as exc:
+            raise OSError('cannot resolve host %r: %s' % (host, exc)) from None
+
+
+def interface_address(name):
+    """IPv4 address of network interface ``name`` (DMLC_INTERFACE)."""
+    import fcntl
+    import struct
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        packed = fcntl.ioctl(sock.fileno(), 0x8915,  # SIOCGIFADDR
+                             struct.pack('256s', name.encode('utf-8')[:15]))
+        return socket.inet_ntoa(packed[20:24])
+    except OSError as exc:
+        raise OSError('DMLC_INTERFACE=%r has no IPv4 address: %s' % (name, exc)) from None
+    finally:
+        sock.close()
+
+
+def local_address(cfg):
+    """The address this node listens on: DMLC_NODE_HOST, DMLC_INTERFACE, or the one
+    that routes to the scheduler (found without sending anything)."""
+    if cfg.node_host:
+        return resolve(cfg.node_host)
+    if cfg.interface:
+        return interface_address(cfg.interface)
+    root = resolve(cfg.root_uri)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.connect((root, cfg.root_port))
+        return sock.getsockname()[0]
+    finally:
+        sock.close()

@@ -1,0 +1,151 @@
+"""Messages on the wire: an HMAC tag, a small JSON header, then raw array frames.
+
+``[tag, header, array_0, array_1, ...]`` where ``tag`` is HMAC-SHA256 of the header
+under the job secret. The header names the command, the sender and its sequence
+number, and each array's dtype (from a whitelist) and shape; array frames are raw
+C-order bytes whose lengths must match. Nothing is ever unpickled or evaluated: a
+frame set that fails any check is rejected with ``WireError`` and dropped by the
+caller.
+"""
+import hashlib
+import hmac
+import json
+
+import numpy as np
+
+VERSION = 1
+MAX_HEADER_BYTES = 64 * 1024
+DTYPES = frozenset(['float16', 'float32', 'float64', 'int8', 'int32', 'int64', 'uint8', 'bool',
+                    'uint32'])
+COMMANDS = frozenset([
+    'register', 'book', 'heartbeat', 'heartbeat_ack', 'barrier', 'barrier_done', 'dead',
+    'abort', 'finish', 'terminate', 'hello', 'init', 'push', 'pull', 'reply',
+    'set_optimizer', 'save_states', 'load_states', 'ack',
+])
+_TAG_BYTES = 32
+
+
+class WireError(ValueError):
+    """A received frame set is malformed or not authentic."""
+
+
+class Message:
+    """A decoded message: header fields as attributes, arrays as numpy views."""
+    __slots__ = ('cmd', 'src', 'seq', 'req', 'key', 'part', 'body', 'err', 'arrays')
+
+    def __init__(self, cmd, src, seq=0, req=None, key=None, part=None, body=None, err=None,
+                 arrays=()):
+        self.cmd, self.src, self.seq, self.req = cmd, src, seq, req
+        self.key, self.part, self.body, self.err = key, part, body, err
+        self.arrays = list(arrays)
+
+    def __repr__(self):
+        arrays = ','.join('%s%s' % (a.dtype, list(a.shape)) for a in self.arrays)
+        return '<%s from %s seq=%s req=%s key=%r part=%s%s%s>' % (
+            self.cmd, self.src, self.seq, self.req, self.key, self.part,
+            ' arrays=[%s]' % arrays if arrays else '', ' err=%r' % self.err if self.err else '')
+
+
+def encode_key(key):
+    return None if key is None else (['i', key] if isinstance(key, int) else ['s', key])
+
+
+def _decode_key(raw):
+    if raw is None:
+        return None
+    if (isinstance(raw, list) and len(raw) == 2 and
+            ((raw[0] == 'i' and type(raw[1]) is int) or (raw[0] == 's' and isinstance(raw[1], str)
+                                                         and len(raw[1]) <= 1024))):
+        return raw[1]
+    raise WireError('bad key %r' % (raw,))
+
+
+def encode(secret, msg):
+    """Frames for ``msg``: [tag, header, *arrays] (arrays stay zero-copy buffers)."""
+    arrays = [np.ascontiguousarray(a) for a in msg.arrays]
+    header = {'v': VERSION, 'cmd': msg.cmd, 'src': msg.src, 'seq': msg.seq}
+    if msg.req is not None:
+        header['req'] = msg.req
+    if msg.key is not None:
+        header['key'] = encode_key(msg.key)
+    if msg.part is not None:
+        header['part'] = msg.part
+    if msg.body is not None:
+        header['body'] = msg.body
+    if msg.err is not None:
+        header['err'] = msg.err
+    if arrays:
+        header['arrays'] = [[a.dtype.name, list(a.shape)] for a in arrays]
+    raw = json.dumps(header, separators=(',', ':')).encode('utf-8')
+    if len(raw) > MAX_HEADER_BYTES:
+        raise ValueError('message header of %d bytes exceeds %d' % (len(raw), MAX_HEADER_BYTES))
+    tag = hmac.new(secret, raw, hashlib.sha256).digest()
+    return [tag, raw] + arrays
+
+
+def _check_int(value, name, minimum=0):
+    if type(value) is not int or value < minimum:
+        raise WireError('bad %s %r' % (name, value))
+    return value
+
+
+def decode(secret, frames):
+    """A Message from received frames (bytes or zmq Frames); WireError if anything is off."""
+    if len(frames) < 2:
+        raise WireError('%d frames, need at least 2' % len(frames))
+    tag, raw = _bytes(frames[0]), _bytes(frames[1])
+    if len(tag) != _TAG_BYTES:
+        raise WireError('authentication tag of %d bytes' % len(tag))
+    if len(raw) > MAX_HEADER_BYTES:
+        raise WireError('header of %d bytes' % len(raw))
+    expected = hmac.new(secret, raw, hashlib.sha256).digest()
+    if not hmac.compare_digest(tag, expected):
+        raise WireError('authentication failed (sender does not hold the job secret)')
+    try:
+        header = json.loads(raw.decode('utf-8'))
+    except (UnicodeDecodeError, ValueError):
+        raise WireError('header is not JSON') from None
+    if not isinstance(header, dict) or header.get('v') != VERSION:
+        raise WireError('bad header version')
+    cmd, src = header.get('cmd'), header.get('src')
+    if cmd not in COMMANDS:
+        raise WireError('unknown command %r' % (cmd,))
+    if not isinstance(src, str) or not 0 < len(src) <= 64:
+        raise WireError('bad sender %r' % (src,))
+    seq = _check_int(header.get('seq'), 'seq')
+    req = header.get('req')
+    if req is not None:
+        _check_int(req, 'req')
+    part = header.get('part')
+    if part is not None:
+        _check_int(part, 'part')
+    body = header.get('body')
+    if body is not None and not isinstance(body, dict):
+        raise WireError('body must be an object')
+    err = header.get('err')
+    if err is not None and not isinstance(err, str):
+        raise WireError('err must be a string')
+    specs = header.get('arrays', [])
+    if not isinstance(specs, list) or len(specs) != len(frames) - 2:
+        raise WireError('header announces %s arrays but %d data frames came'
+                        % (len(specs) if isinstance(specs, list) else '?', len(frames) - 2))
+    arrays = []
+    for spec, frame in zip(specs, frames[2:]):
+        if not (isinstance(spec, list) and len(spec) == 2 and spec[0] in DTYPES
+                and isinstance(spec[1], list) and len(spec[1]) <= 32):
+            raise WireError('bad array spec %r' % (spec,))
+        dtype = np.dtype(spec[0])
+        shape = tuple(_check_int(n, 'dimension') for n in spec[1])
+        buf = frame.buffer if hasattr(frame, 'buffer') else memoryview(frame)
+        count = 1
+        for n in shape:
+            count *= n
+        if buf.nbytes != count * dtype.itemsize:
+            raise WireError('array frame of %d bytes does not hold %s %s'
+                            % (buf.nbytes, spec[0], shape))
+        arrays.append(np.frombuffer(buf, dtype=dtype).reshape(shape))
+    return Message(cmd, src, seq, req, _decode_key(header.get('key')), part, body, err, arrays)
+
+
+def _bytes(frame):
+    return frame.bytes if hasattr(frame, 'bytes') else bytes(frame)
