@@ -146,15 +146,10 @@ class Trainer:
             raise MXNetError("Trainer: kvstore '%s' applies updates on the servers as they "
                              'arrive; it needs update_on_kvstore=True' % kv.type)
         self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
+        self._store_synced = False
         if kv is not None:
             if self._compression_params:
                 kv.set_gradient_compression(self._compression_params)
-            self._optimizer.rescale_grad = self._rescale(1)
-            if update_on_kvstore:
-                kv.set_optimizer(self._optimizer)
-            for key, p in zip(self._keys, self._params):
-                kv.init(key, p.list_data()[0])
-                kv.pull(key, p.list_data())  # every worker starts from rank 0's values
         elif self._compression_params:
             raise MXNetError('Trainer: compression_params need a kvstore (several devices or a '
                              'distributed store)')
@@ -165,6 +160,20 @@ class Trainer:
         # once on the first and copy, so step counts and states exist once.
         self._updater = opt.get_updater(self._optimizer)
         self._kv_initialized = True
+
+    def _sync_with_store(self):
+        """First use of the store: optimizer (with its final rescale_grad), then the keys.
+
+        Worker 0's values win and every worker starts from them. Sending the optimizer
+        before the keys means no push can reach a server that lacks it.
+        """
+        kv = self._kvstore
+        if self._update_on_kvstore:
+            kv.set_optimizer(self._optimizer)
+        for key, p in zip(self._keys, self._params):
+            kv.init(key, p.list_data()[0])
+            kv.pull(key, p.list_data())
+        self._store_synced = True
 
     def _rescale(self, batch_size):
         workers = self._kvstore.num_workers if self._kvstore is not None else 1
@@ -195,10 +204,12 @@ class Trainer:
 
     def _set_rescale(self, batch_size):
         scale = self._rescale(batch_size)
-        if scale != self._optimizer.rescale_grad:
-            self._optimizer.rescale_grad = scale
-            if self._update_on_kvstore:
-                self._kvstore.set_optimizer(self._optimizer)  # its copy must rescale too
+        changed = scale != self._optimizer.rescale_grad
+        self._optimizer.rescale_grad = scale
+        if self._kvstore is not None and not self._store_synced:
+            self._sync_with_store()
+        elif changed and self._update_on_kvstore:
+            self._kvstore.set_optimizer(self._optimizer)  # its copy must rescale too
 
     def allreduce_grads(self):
         """Sum each parameter's gradients over devices (and workers) through the kvstore.
@@ -210,6 +221,8 @@ class Trainer:
             self._init_kvstore()
         if self._kvstore is None:
             return
+        if not self._store_synced:
+            self._sync_with_store()
         for i, (key, p) in enumerate(zip(self._keys, self._params)):
             if p.grad_req == 'null':
                 continue
@@ -254,6 +267,8 @@ class Trainer:
         if not self._kv_initialized:
             self._init_kvstore()
         if self._update_on_kvstore:
+            if not self._store_synced:
+                self._sync_with_store()
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
             blob = self._updater.get_states(dump_optimizer=True)
@@ -264,8 +279,12 @@ class Trainer:
         if not self._kv_initialized:
             self._init_kvstore()
         if self._update_on_kvstore:
+            if not self._store_synced:
+                self._sync_with_store()
             self._kvstore.load_optimizer_states(fname)
-            self._optimizer = self._kvstore._updater.optimizer
+            local = getattr(self._kvstore, '_updater', None)  # in-process stores only
+            if local is not None:
+                self._optimizer = local.optimizer
         else:
             with open(fname, 'rb') as f:
                 self._updater.set_states(f.read(), ctx=self._contexts[0])

@@ -8,7 +8,7 @@ from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.ndarray import NDArray
 from ..ndarray.serialization import atomic_write
-from ..optimizer import Optimizer, get_updater
+from ..optimizer import Optimizer, Updater, get_updater
 from . import compression
 from .base import KVStoreBase, pair_up, register
 
@@ -94,7 +94,15 @@ class LocalKVStore(KVStoreBase):
         if not isinstance(optimizer, Optimizer):
             raise MXNetError('set_optimizer needs an Optimizer, got %s'
                              % type(optimizer).__name__)
-        self._updater = get_updater(optimizer)
+        if isinstance(self._updater, Updater):
+            # New hyper-parameters (e.g. a new rescale_grad): keep states and step counts.
+            old = self._updater.optimizer
+            if optimizer is not old:
+                optimizer._index_update_count = old._index_update_count
+                optimizer.num_update = old.num_update
+            self._updater.optimizer = optimizer
+        else:
+            self._updater = get_updater(optimizer)
 
     def _set_updater(self, updater):
         """Use ``updater(key, merged_grad, stored_weight)`` on every push."""

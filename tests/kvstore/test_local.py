@@ -134,3 +134,20 @@ def test_device_store_with_two_bit_compression_and_error_feedback():
         assert_almost_equal(out, expected)
     with pytest.raises(MXNetError, match="'2bit'"):
         store.set_gradient_compression({'type': '1bit'})
+
+
+def test_set_optimizer_again_keeps_states():
+    """A new rescale_grad (e.g. a smaller last batch) must not reset Adam's moments."""
+    def run(resend):
+        store = kv.create('local')
+        store.init(0, nd.ones((2,)))
+        opt = mx.optimizer.Adam(learning_rate=0.1)
+        store.set_optimizer(opt)
+        for step in range(4):
+            if resend:
+                store.set_optimizer(opt)
+            store.push(0, nd.array([0.5, -1.0]))
+        out = nd.zeros((2,))
+        store.pull(0, out=out)
+        return out.asnumpy()
+    assert np.array_equal(run(False), run(True))
