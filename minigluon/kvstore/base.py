@@ -95,6 +95,23 @@ class KVStoreBase:
         self.push(key, value, priority)
         self.pull(key, value if out is None else out, priority)
 
+    def allreduce(self, key, value, out=None, average=False):
+        """Sum ``value`` (one NDArray per device) over all devices and workers into ``out``.
+
+        A minigluon extension for statistics kept beside the weights: the key is
+        created on first use and the optimizer never updates it.
+        """
+        values = value if isinstance(value, (list, tuple)) else [value]
+        out = values if out is None else out
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        total = values[0].as_in_context(outs[0].context).copy()
+        for v in values[1:]:
+            total += v.as_in_context(total.context)
+        if average:
+            total /= self.num_workers
+        for o in outs:
+            total.copyto(o)
+
     def broadcast(self, key, value, out, priority=0):
         """Initialise ``key`` with ``value`` and pull it into ``out``."""
         self.init(key, value)

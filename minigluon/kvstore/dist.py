@@ -162,6 +162,9 @@ class DistKVStore(Node, KVStoreBase):
     # ---- the API -------------------------------------------------------------------------
     def init(self, key, value):
         """Initialise keys: worker 0's values win; every worker waits until they are set."""
+        self._init(key, value, plain=False)
+
+    def _init(self, key, value, plain):
         self._check_usable()
         pendings, new = [], []
         for k, values in pair_up(key, value):
@@ -173,7 +176,8 @@ class DistKVStore(Node, KVStoreBase):
             self._keys[k] = _KeyMeta(data.shape, data.dtype, parts)
             new.append(k)
             flat = data.reshape(-1)
-            body = {'shape': list(data.shape), 'dtype': data.dtype.name, 'sync': self._sync}
+            body = {'shape': list(data.shape), 'dtype': data.dtype.name, 'sync': self._sync,
+                    'plain': plain}
             for part in parts:
                 arrays = [flat[part.start:part.stop]] if self.rank == 0 else []
                 pendings.append(self._request(
@@ -249,6 +253,22 @@ class DistKVStore(Node, KVStoreBase):
             value = NDArray(flat.reshape(meta.shape), cpu(0))
             for o in outs:
                 value.copyto(o)
+
+    def allreduce(self, key, value, out=None, average=False):
+        """Sum ``value`` over every device of every worker into ``out`` (minigluon extension).
+
+        The key is created on first use and is never touched by the optimizer, so it
+        serves for statistics (e.g. BatchNorm running means) beside the weights.
+        """
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if key not in self._keys:
+            self._init(key, values[0], plain=True)
+        self.push(key, values)
+        out = values if out is None else out
+        self.pull(key, out)
+        if average:
+            for o in (out if isinstance(out, (list, tuple)) else [out]):
+                o[:] = o / self.num_workers
 
     def set_optimizer(self, optimizer):
         """Ship the optimizer to the servers (from worker 0) as its name + JSON parameters."""

@@ -31,9 +31,10 @@ def _index(key, part):
 class _Slot:
     """One part of one key held by this server."""
     __slots__ = ('stored', 'shape', 'merged', 'pushed', 'round', 'queued', 'pulls',
-                 'worker_round', 'waiting_inits', 'round_started')
+                 'worker_round', 'waiting_inits', 'round_started', 'plain')
 
-    def __init__(self, stored, shape):
+    def __init__(self, stored, shape, plain=False):
+        self.plain = plain            # sum only, never the optimizer (kv.allreduce keys)
         self.stored = stored          # the value (weights when an optimizer is set)
         self.shape = shape            # the whole key's shape and dtype, for checks
         self.merged = None            # sum of this round's pushes
@@ -118,7 +119,8 @@ class Server(Node):
             if len(msg.arrays) != 1:
                 self._reply(msg, err='init from worker 0 must carry the value')
                 return
-            slot = self.slots[where] = _Slot(np.array(msg.arrays[0]), decl)
+            slot = self.slots[where] = _Slot(np.array(msg.arrays[0]), decl,
+                                             plain=bool(body.get('plain')))
             self._reply(msg)
             for src, req, other in self.pending_inits.pop(where, []):
                 self._answer_init(src, req, msg.key, msg.part, slot, other)
@@ -158,7 +160,7 @@ class Server(Node):
         except ValueError as exc:
             self._reply(msg, err=str(exc))
             return
-        if not self.sync:
+        if not self.sync and not slot.plain:
             if self.updater is None:
                 self._reply(msg, err="dist_async applies every push as it arrives and needs an "
                                      "optimizer: call kv.set_optimizer(...) or train through a "
@@ -201,7 +203,7 @@ class Server(Node):
                     self.van.send_now(src, Message('reply', '', req=req, key=key, part=part))
 
     def _apply(self, key, part, slot, value):
-        if self.updater is None:
+        if self.updater is None or slot.plain:
             slot.stored[...] = value
             return
         index = _index(key, part)

@@ -222,3 +222,32 @@ def test_launcher_index_decides_the_rank(tmp_path):
         job.assert_success()
         for w in range(2):
             assert 'RANK %d' % w in job.output('worker:%d' % w)
+
+
+ALLREDUCE = '''
+import json
+import minigluon as mx
+from minigluon import nd, kv
+store = kv.create('dist_sync')
+r = store.rank
+store.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))   # must not touch allreduce keys
+store.init('w', nd.zeros((2,)))
+outs = []
+for step in range(2):
+    stats = nd.array([r + 1.0, 10.0 * (r + 1) + step])
+    store.allreduce('bn.running_mean', stats, average=True)
+    outs.append(stats.asnumpy().tolist())
+    store.push('w', nd.ones((2,)))
+w = nd.zeros((2,))
+store.pull('w', out=w)
+print('RESULT', json.dumps({'stats': outs, 'w': w.asnumpy().tolist()}))
+'''
+
+
+def test_allreduce_keys_are_summed_never_optimised(tmp_path):
+    with Cluster(tmp_path, ALLREDUCE, num_workers=2, num_servers=2) as job:
+        job.assert_success()
+        for rank in range(2):
+            res = results(job, 'worker:%d' % rank)[0]
+            assert res['stats'] == [[1.5, 15.0], [1.5, 16.0]]
+            assert res['w'] == [-4.0, -4.0]  # two SGD steps of lr 1 on a summed grad of 2

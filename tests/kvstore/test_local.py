@@ -151,3 +151,14 @@ def test_set_optimizer_again_keeps_states():
         store.pull(0, out=out)
         return out.asnumpy()
     assert np.array_equal(run(False), run(True))
+
+
+def test_allreduce_sums_devices_in_one_process():
+    store = kv.create('device')
+    vals = [nd.full((2,), float(i + 1), ctx=c) for i, c in enumerate(DEVICES)]
+    store.allreduce('stats', vals)
+    for v in vals:
+        assert_almost_equal(v, [3.0, 3.0])
+    out = nd.zeros((2,))
+    store.allreduce('stats', nd.array([4.0, 5.0]), out=out, average=True)
+    assert_almost_equal(out, [4.0, 5.0])  # one worker: the average is the value itself
