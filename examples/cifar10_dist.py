@@ -1,0 +1,212 @@
+"""Distributed training of ResNet18 on CIFAR-10: the Gluon tutorial's program.
+
+On one machine, two workers and one parameter server:
+
+    python tools/launch.py -n 2 -s 1 --launcher local \\
+        python examples/cifar10_dist.py --synthetic 4000 --num-epochs 3
+
+On a cluster (one worker and one server per host listed in ``hosts``):
+
+    python tools/launch.py -n 2 -s 2 -H hosts --launcher ssh --sync-dst-dir ~/cifar10_dist \\
+        python examples/cifar10_dist.py
+
+Alone (no launcher), pass ``--kvstore local``. Each worker trains on its own equal
+part of the training set (SplitSampler) and every worker reports the same test
+accuracy each epoch, in the tutorial's format ``Epoch 0: Test_acc 0.467400``. When the
+real CIFAR-10 is absent and cannot be downloaded, a synthetic stand-in in the same
+file format is generated (datasets/make_synthetic.py) and the program says so.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import minigluon as mx
+from minigluon import autograd, gluon, kv, nd
+from minigluon.gluon.data.vision import CIFAR10, DatasetNotFoundError, transforms
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MEAN, STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description='Train a model-zoo network on CIFAR-10, '
+                                            'distributed through a kvstore.')
+    p.add_argument('--kvstore', default='dist_sync',
+                   help='dist_sync, dist_async, dist_sync_device, local, ... (default dist_sync)')
+    p.add_argument('--gpus', default='',
+                   help='GPUs per worker: a count ("2") or a list ("0,2"); empty: CPU')
+    p.add_argument('--model', default='resnet18_v1', help='any model-zoo name')
+    p.add_argument('--num-epochs', type=int, default=5)
+    p.add_argument('--batch-size', type=int, default=64, help='per worker, over its devices')
+    p.add_argument('--lr', type=float, default=0.05)
+    p.add_argument('--optimizer', default='sgd')
+    p.add_argument('--wd', type=float, default=1e-4)
+    p.add_argument('--momentum', type=float, default=0.9)
+    p.add_argument('--data-dir', default=os.path.join(os.environ.get('MINIGLUON_HOME') or
+                                                      '~/.minigluon', 'datasets', 'cifar10'))
+    p.add_argument('--synthetic', type=int, default=0, metavar='N',
+                   help='train on a synthetic set of N images (test: N/5), even if CIFAR-10 '
+                        'is present')
+    p.add_argument('--log-interval', type=int, default=20, help='batches between progress lines')
+    p.add_argument('--checkpoint-dir', help='save parameters and trainer states every epoch')
+    p.add_argument('--resume', action='store_true', help='continue from --checkpoint-dir')
+    p.add_argument('--seed', type=int, default=42)
+    p.add_argument('--loader-workers', type=int, default=0,
+                   help='DataLoader worker processes per training worker')
+    args = p.parse_args(argv)
+    if args.resume and not args.checkpoint_dir:
+        p.error('--resume needs --checkpoint-dir')
+    if args.batch_size < 1 or args.num_epochs < 1:
+        p.error('--batch-size and --num-epochs must be positive')
+    return args
+
+
+def contexts(gpus):
+    if not gpus:
+        return [mx.cpu()]
+    ids = range(int(gpus)) if gpus.isdigit() else [int(i) for i in gpus.split(',')]
+    return [mx.gpu(i) for i in ids]
+
+
+def synthetic_root(data_dir, size):
+    """Generate (once) a synthetic set of ``size`` training images; returns its root."""
+    sys.path.insert(0, os.path.join(HERE, '..', 'datasets'))
+    import make_synthetic
+    root = os.path.join(os.path.expanduser(data_dir), 'synthetic-%d' % size)
+    if not os.path.exists(os.path.join(root, make_synthetic.FOLDER, make_synthetic.MARKER)):
+        make_synthetic.make_cifar10(root, size, max(size // 5, 10), seed=0)
+    return root
+
+
+def load_data(args):
+    """(train, test) data sets: the real CIFAR-10, else a synthetic stand-in."""
+    if args.synthetic:
+        root = synthetic_root(args.data_dir, args.synthetic)
+        print('Using a synthetic CIFAR-10 stand-in of %d training images (--synthetic)'
+              % args.synthetic)
+    else:
+        try:
+            return CIFAR10(root=args.data_dir, train=True), CIFAR10(root=args.data_dir,
+                                                                    train=False)
+        except DatasetNotFoundError as exc:
+            size = 5000
+            print('CIFAR-10 is not in %s and could not be downloaded (%s).\nFalling back to '
+                  'a SYNTHETIC stand-in of %d training images from datasets/make_synthetic.py; '
+                  'accuracy figures are not CIFAR-10 results. Fetch the real set with '
+                  '`python datasets/get_cifar10.py`.' % (args.data_dir, str(exc).splitlines()[0],
+                                                        size))
+            root = synthetic_root(args.data_dir, size)
+    return CIFAR10(root=root, train=True), CIFAR10(root=root, train=False)
+
+
+def build_net(args, ctx):
+    kwargs = {'classes': 10}
+    if args.model.startswith('resnet'):
+        kwargs['thumbnail'] = True  # the CIFAR stem: one 3x3 convolution, no max-pool
+    net = gluon.model_zoo.vision.get_model(args.model, **kwargs)
+    net.initialize(mx.init.Xavier(magnitude=2), ctx=ctx)
+    return net
+
+
+def average_batchnorm_statistics(net, store, ctx):
+    """Every worker evaluates with the same running statistics (their average)."""
+    for name, param in sorted(net.collect_params().items()):
+        if name.endswith('running_mean') or name.endswith('running_var'):
+            store.allreduce('bn-stats:' + name, param.data(ctx[0]), out=param.list_data(),
+                            average=True)
+
+
+def evaluate(net, data, ctx):
+    metric = mx.metric.Accuracy()
+    for batch in data:
+        xs = gluon.utils.split_and_load(batch[0], ctx, even_split=False)
+        ys = gluon.utils.split_and_load(batch[1], ctx, even_split=False)
+        metric.update(ys, [net(x) for x in xs])
+    return metric.get()[1]
+
+
+def save_checkpoint(folder, net, trainer, epoch):
+    os.makedirs(folder, exist_ok=True)
+    net.save_parameters(os.path.join(folder, 'model.params'))
+    trainer.save_states(os.path.join(folder, 'trainer.states'))
+    tmp = os.path.join(folder, '.progress.json.tmp')
+    with open(tmp, 'w') as f:
+        json.dump({'epoch': epoch}, f)
+    os.replace(tmp, os.path.join(folder, 'progress.json'))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    store = kv.create(args.kvstore)
+    print('Total number of workers: %d' % store.num_workers)
+    print("This worker's rank: %d" % store.rank)
+    sys.stdout.flush()
+    mx.random.seed(args.seed)
+    np.random.seed(args.seed + store.rank)  # augmentation differs between workers
+    ctx = contexts(args.gpus)
+
+    train, test = load_data(args)
+    normalize = transforms.Normalize(MEAN, STD)
+    train_tf = transforms.Compose([transforms.RandomCrop(32, pad=4),
+                                   transforms.RandomFlipLeftRight(),
+                                   transforms.ToTensor(), normalize])
+    test_tf = transforms.Compose([transforms.ToTensor(), normalize])
+    sampler = gluon.data.SplitSampler(len(train), store.num_workers, store.rank, seed=args.seed)
+    train_data = gluon.data.DataLoader(train.transform_first(train_tf), args.batch_size,
+                                       sampler=sampler, num_workers=args.loader_workers)
+    test_data = gluon.data.DataLoader(test.transform_first(test_tf), args.batch_size,
+                                      num_workers=args.loader_workers)
+
+    net = build_net(args, ctx)
+    opt_params = {'learning_rate': args.lr, 'wd': args.wd}
+    if args.optimizer.lower() in ('sgd', 'nag', 'signum'):
+        opt_params['momentum'] = args.momentum
+    trainer = gluon.Trainer(net.collect_params(), args.optimizer, opt_params, kvstore=store)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+
+    first_epoch = 0
+    if args.resume and os.path.exists(os.path.join(args.checkpoint_dir, 'progress.json')):
+        with open(os.path.join(args.checkpoint_dir, 'progress.json')) as f:
+            first_epoch = json.load(f)['epoch'] + 1
+        net.load_parameters(os.path.join(args.checkpoint_dir, 'model.params'), ctx=ctx)
+        net(nd.zeros((1, 3, 32, 32), ctx=ctx[0]))  # finish deferred shapes before the Trainer
+        trainer.load_states(os.path.join(args.checkpoint_dir, 'trainer.states'))
+        print('Resuming from %s at epoch %d' % (args.checkpoint_dir, first_epoch))
+
+    start, samples = time.time(), 0
+    for epoch in range(first_epoch, args.num_epochs):
+        metric = mx.metric.Accuracy()
+        tic, seen = time.time(), 0
+        for i, (data, label) in enumerate(train_data):
+            xs = gluon.utils.split_and_load(data, ctx, even_split=False)
+            ys = gluon.utils.split_and_load(label, ctx, even_split=False)
+            with autograd.record():
+                outputs = [net(x) for x in xs]
+                losses = [loss_fn(out, y) for out, y in zip(outputs, ys)]
+            for loss in losses:
+                loss.backward()
+            trainer.step(data.shape[0])
+            metric.update(ys, outputs)
+            seen += data.shape[0]
+            if args.log_interval and (i + 1) % args.log_interval == 0:
+                print('Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\taccuracy=%f'
+                      % (epoch, i + 1, seen / (time.time() - tic), metric.get()[1]))
+                sys.stdout.flush()
+        samples += seen
+        average_batchnorm_statistics(net, store, ctx)
+        print('Epoch %d: Test_acc %f' % (epoch, evaluate(net, test_data, ctx)))
+        sys.stdout.flush()
+        if args.checkpoint_dir and store.rank == 0:
+            save_checkpoint(args.checkpoint_dir, net, trainer, epoch)
+    elapsed = time.time() - start
+    print('Finished %d epoch(s) in %.1f s: %d samples, %.2f samples/sec on this worker'
+          % (args.num_epochs - first_epoch, elapsed, samples, samples / max(elapsed, 1e-9)))
+    store.close()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,65 @@
+"""Train on CIFAR-10 on one machine with several devices: the Gluon idiom end to end.
+
+    python examples/train_cifar10.py --model cifar_resnet20_v1 --synthetic 2000 --num-epochs 2
+    python examples/train_cifar10.py --gpus 2                   # two GPUs
+    python examples/train_cifar10.py --cpus 2                   # cpu(0) and cpu(1)
+
+Each batch is split over the devices with ``split_and_load``; the Trainer sums the
+gradients through a 'device' kvstore and updates every copy of the weights.
+"""
+import time
+
+import minigluon as mx
+from minigluon import autograd, gluon
+
+from cifar10_dist import MEAN, STD, build_net, evaluate, load_data, parse_args
+from minigluon.gluon.data.vision import transforms
+
+
+def main():
+    import argparse
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument('--cpus', type=int, default=1, help='CPU devices when --gpus is empty')
+    own, rest = extra.parse_known_args()
+    args = parse_args(rest)
+    ctx = ([mx.gpu(int(i)) for i in args.gpus.split(',')] if ',' in args.gpus else
+           [mx.gpu(i) for i in range(int(args.gpus))] if args.gpus else
+           [mx.cpu(i) for i in range(own.cpus)])
+    mx.random.seed(args.seed)
+    train, test = load_data(args)
+    normalize = transforms.Normalize(MEAN, STD)
+    train_data = gluon.data.DataLoader(
+        train.transform_first(transforms.Compose([
+            transforms.RandomCrop(32, pad=4), transforms.RandomFlipLeftRight(),
+            transforms.ToTensor(), normalize])),
+        args.batch_size, shuffle=True, num_workers=args.loader_workers)
+    test_data = gluon.data.DataLoader(
+        test.transform_first(transforms.Compose([transforms.ToTensor(), normalize])),
+        args.batch_size, num_workers=args.loader_workers)
+
+    net = build_net(args, ctx)
+    opt_params = {'learning_rate': args.lr, 'wd': args.wd}
+    if args.optimizer.lower() in ('sgd', 'nag', 'signum'):
+        opt_params['momentum'] = args.momentum
+    trainer = gluon.Trainer(net.collect_params(), args.optimizer, opt_params, kvstore='device')
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    for epoch in range(args.num_epochs):
+        metric, tic = mx.metric.Accuracy(), time.time()
+        for i, (data, label) in enumerate(train_data):
+            xs = gluon.utils.split_and_load(data, ctx, even_split=False)
+            ys = gluon.utils.split_and_load(label, ctx, even_split=False)
+            with autograd.record():
+                outputs = [net(x) for x in xs]
+                losses = [loss_fn(o, y) for o, y in zip(outputs, ys)]
+            autograd.backward(losses)
+            trainer.step(data.shape[0])
+            metric.update(ys, outputs)
+            if args.log_interval and (i + 1) % args.log_interval == 0:
+                print('Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\taccuracy=%f'
+                      % (epoch, i + 1, (i + 1) * args.batch_size / (time.time() - tic),
+                         metric.get()[1]))
+        print('Epoch %d: Test_acc %f' % (epoch, evaluate(net, test_data, ctx)))
+
+
+if __name__ == '__main__':
+    main()
