@@ -28,6 +28,8 @@ def serve_if_asked():
         return
     if sys.argv[:1] == ['-m']:
         return  # `python -m minigluon.kvstore` is starting: its __main__ serves the role
+    if os.path.basename(sys.argv[0] if sys.argv else '') == 'minigluon-launch':
+        return  # the launcher is no role: it gives each process it starts its own
     sys.exit(_serve_from_env())
 
 

@@ -1,0 +1,149 @@
+"""--launcher local with real processes: identities, output, exit statuses, shutdown."""
+import os
+import re
+import signal
+import time
+
+from .helpers import (SHOW_IDENTITY, LiveLauncher, command_lines, identities, leftovers,
+                      new_marker, py, run_launcher)
+
+LABEL = re.compile(r'\[(scheduler|server \d+|worker \d+)\] ')
+# Prints "ready", then waits; ignores SIGTERM and has a child in its session, so
+# ending it takes the bootstrap's SIGKILL, which must reach the whole session.
+STUBBORN = '''
+import signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', sys.argv[1]])
+print('ready', flush=True)
+time.sleep(60)
+'''
+
+
+def test_two_workers_two_servers(marker, tmp_path):
+    result = run_launcher(['-n', '2', '-s', '2', '--launcher', 'local',
+                           *py(SHOW_IDENTITY, marker)], cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    found = identities(result.stdout)
+    assert sorted(found) == ['scheduler', 'server 0', 'server 1', 'worker 0', 'worker 1']
+    port = found['scheduler']['DMLC_PS_ROOT_PORT']
+    for label, env in found.items():
+        role = label.split()[0]
+        assert env['DMLC_ROLE'] == role
+        assert env['DMLC_WORKER_ID'] == (label.split()[1] if role == 'worker' else '-')
+        assert env['DMLC_SERVER_ID'] == (label.split()[1] if role == 'server' else '-')
+        assert (env['DMLC_NUM_WORKER'], env['DMLC_NUM_SERVER']) == ('2', '2')
+        assert env['DMLC_PS_ROOT_URI'] == env['DMLC_NODE_HOST'] == '127.0.0.1'
+        assert env['DMLC_PS_ROOT_PORT'] == port
+        assert env['cwd'] == str(tmp_path)
+    assert all(LABEL.match(line) for line in result.stdout.splitlines())
+    assert 'scheduler at 127.0.0.1:%s; 2 servers and 2 workers' % port in result.stderr
+    assert leftovers(marker) == []
+
+
+def test_variables_reach_their_roles_and_stale_ones_are_removed(marker):
+    code = '''
+    import os
+    print(os.environ['DMLC_ROLE'], os.environ.get('ALL'), os.environ.get('ROLE_ONLY'),
+          os.environ.get('DMLC_WORKER_ID'), os.environ.get('PS_VERBOSE'))
+    '''
+    env = dict(os.environ, DMLC_WORKER_ID='7', DMLC_ROLE='server', PS_VERBOSE='1')
+    result = run_launcher(['-n', '1', '--env', 'ALL=a', '--env-server', 'ROLE_ONLY=s',
+                           '--env-worker', 'ROLE_ONLY=w', *py(code, marker)], env=env)
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.splitlines()) == [
+        '[scheduler] scheduler a None None 1', '[server 0] server a s None 1',
+        '[worker 0] worker a w 0 1']
+
+
+def test_a_failing_worker_sets_the_status_and_ends_the_rest(marker):
+    code = '''
+    import os, sys, time
+    if os.environ.get('DMLC_WORKER_ID') == '1':
+        time.sleep(0.5)
+        print('about to fail', flush=True)
+        sys.exit(3)
+    time.sleep(60)
+    '''
+    started = time.monotonic()
+    result = run_launcher(['-n', '2', '-s', '2', *py(code, marker)])
+    assert result.returncode == 3
+    assert time.monotonic() - started < 10
+    assert '[worker 1] about to fail' in result.stdout
+    assert 'worker 1 on this host failed first, with exit status 3' in result.stderr
+    assert 'its last lines of output:\n    about to fail' in result.stderr
+    assert 'ended the 4 other processes still running' in result.stderr
+    assert leftovers(marker) == []
+
+
+def test_statuses_a_signal_and_a_missing_command(marker):
+    killed = run_launcher(['-n', '1', *py('import os; os.kill(os.getpid(), 9)', marker)])
+    assert killed.returncode == 128 + 9
+    missing = run_launcher(['-n', '1', 'no-such-program-' + marker])
+    assert missing.returncode == 127
+    assert 'command not found: no-such-program-' in missing.stderr
+
+
+def test_sigint_ends_every_process_and_its_children(marker):
+    launcher = LiveLauncher(['-n', '2', '-s', '1', *py(STUBBORN, marker)])
+    launcher.wait_for(lambda line: line.endswith('] ready'), count=4)
+    assert len(leftovers(marker)) == 1 + 4 * 2  # the launcher, 4 commands and their children
+    started = time.monotonic()
+    launcher.proc.send_signal(signal.SIGINT)
+    assert launcher.finish(timeout=15) == 128 + signal.SIGINT
+    assert time.monotonic() - started < 10
+    assert 'stopped by SIGINT' in launcher.stderr
+    assert leftovers(marker) == []
+
+
+def test_a_killed_launcher_leaves_nothing_behind(marker):
+    code = "import time; print('ready', flush=True); time.sleep(60)"
+    launcher = LiveLauncher(['-n', '1', *py(code, marker)])
+    launcher.wait_for(lambda line: line.endswith('] ready'), count=3)
+    launcher.proc.kill()  # no chance to clean up: the bootstraps see their stdin close
+    launcher.finish()
+    assert leftovers(marker, wait=8) == []
+
+
+def test_lines_are_whole_and_prefixed_even_when_written_in_pieces(marker):
+    code = '''
+    import os, sys, time
+    me = os.environ['DMLC_ROLE'] + os.environ.get('DMLC_WORKER_ID',
+                                                  os.environ.get('DMLC_SERVER_ID', ''))
+    for i in range(40):
+        for piece in ('<%s' % me, ' line %d ' % i, 'x' * 3000, '%s>\\n' % me):
+            os.write(1, piece.encode())
+            time.sleep(0.0005)
+    os.write(1, b'no newline at the end')
+    '''
+    result = run_launcher(['-n', '3', '-s', '1', *py(code, marker)])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 5 * 41
+    for line in lines:
+        match = re.fullmatch(r'\[(\w+)(?: (\d))?\] (?:<(\w+) line \d+ x{3000}(\w+)>|'
+                             r'no newline at the end)', line)
+        assert match, line[:80]
+        if match.group(3):
+            assert match.group(3) == match.group(4) == match.group(1) + (match.group(2) or '')
+
+
+def test_the_secret_is_in_the_environment_but_on_no_command_line(marker, tmp_path):
+    go = tmp_path / 'go'
+    code = '''
+    import os, sys, time
+    print('secret', os.environ['MINIGLUON_PS_SECRET'], flush=True)
+    while not os.path.exists(sys.argv[2]):
+        time.sleep(0.05)
+    '''
+    for given in ('', 'chosen-by-the-user-' + new_marker()):
+        env = dict(os.environ, MINIGLUON_PS_SECRET=given)
+        launcher = LiveLauncher(['-n', '2', *py(code, marker), str(go)], env=env)
+        lines = launcher.wait_for(lambda line: ' secret ' in line, count=5)
+        secrets = {line.split()[-1] for line in lines if ' secret ' in line}
+        assert len(secrets) == 1
+        secret = secrets.pop()
+        assert secret == given if given else re.fullmatch('[0-9a-f]{64}', secret)
+        assert secret not in command_lines()
+        go.write_text('')
+        assert launcher.finish() == 0
+        go.unlink()
