@@ -1,0 +1,90 @@
+"""The examples run as a user runs them: alone, and under the launcher."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAUNCH = [sys.executable, os.path.join(ROOT, 'tools', 'launch.py')]
+
+
+def _env(tmp_path):
+    env = dict(os.environ)
+    env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+    env['MINIGLUON_HOME'] = str(tmp_path / 'home')
+    env['OMP_NUM_THREADS'] = '1'
+    env.pop('DMLC_ROLE', None)
+    return env
+
+
+def _run(cmd, tmp_path, timeout=240):
+    proc = subprocess.run(cmd, cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_kvstore_tutorial_alone_pulls_threes(tmp_path):
+    code, out = _run([sys.executable, 'examples/kvstore_tutorial.py'], tmp_path)
+    assert code == 0, out
+    pulled = out.split('=== pull "weight" ===')[1].split('===')[0]
+    assert pulled.count('[3. 3. 3.]') == 4 and '2.' not in pulled
+    assert 'total number of workers: 1' in out and 'my rank among workers: 0' in out
+
+
+def test_kvstore_tutorial_under_the_launcher_pulls_sixes(tmp_path):
+    code, out = _run(LAUNCH + ['-n', '2', '-s', '1', '--launcher', 'local', sys.executable,
+                               'examples/kvstore_tutorial.py'], tmp_path)
+    assert code == 0, out
+    for rank in (0, 1):
+        lines = [ln.split('] ', 1)[1] for ln in out.splitlines()
+                 if ln.startswith('[worker %d]' % rank)]
+        text = '\n'.join(lines)
+        pulled = text.split('=== pull "weight" ===')[1].split('===')[0]
+        assert pulled.count('[6. 6. 6.]') == 4, text
+        reduced = text.split('=== allreduce')[1]
+        assert reduced.count('[6. 6. 6.]') == 4, text
+        assert 'total number of workers: 2' in text
+        assert 'my rank among workers: %d' % rank in text
+
+
+def test_cifar10_dist_two_workers_agree_on_test_accuracy(tmp_path):
+    code, out = _run(LAUNCH + ['-n', '2', '-s', '1', '--launcher', 'local', sys.executable,
+                               'examples/cifar10_dist.py', '--model', 'cifar_resnet20_v1',
+                               '--synthetic', '200', '--num-epochs', '1', '--batch-size', '20',
+                               '--log-interval', '2',
+                               '--checkpoint-dir', str(tmp_path / 'ckpt')], tmp_path)
+    assert code == 0, out
+    accs = re.findall(r'^\[worker (\d)\] Epoch 0: Test_acc (\d\.\d{6})$', out, re.M)
+    assert sorted(r for r, _ in accs) == ['0', '1'], out
+    assert accs[0][1] == accs[1][1], out  # BatchNorm statistics averaged: one model
+    assert re.search(r'^\[worker 0\] Epoch\[0\] Batch \[2\]\tSpeed: [\d.]+ samples/sec\t'
+                     r'accuracy=[\d.]+$', out, re.M), out
+    assert 'synthetic' in out.lower()
+    assert re.search(r'^\[worker 1\] Finished 1 epoch\(s\) in [\d.]+ s', out, re.M), out
+    assert sorted(os.listdir(str(tmp_path / 'ckpt'))) == ['model.params', 'progress.json',
+                                                          'trainer.states']
+
+
+def test_cifar10_dist_alone_with_a_local_store_and_resume(tmp_path):
+    args = [sys.executable, 'examples/cifar10_dist.py', '--kvstore', 'local', '--model',
+            'cifar_resnet20_v1', '--synthetic', '100', '--batch-size', '25',
+            '--checkpoint-dir', str(tmp_path / 'ckpt')]
+    code, out = _run(args + ['--num-epochs', '1'], tmp_path)
+    assert code == 0 and 'Epoch 0: Test_acc' in out, out
+    code, out = _run(args + ['--num-epochs', '2', '--resume'], tmp_path)
+    assert code == 0, out
+    assert 'Resuming from' in out and 'Epoch 1: Test_acc' in out and 'Epoch 0:' not in out, out
+
+
+def test_cifar10_dist_bad_flags_are_clear(tmp_path):
+    code, out = _run([sys.executable, 'examples/cifar10_dist.py', '--resume'], tmp_path)
+    assert code == 2 and '--resume needs --checkpoint-dir' in out
+
+
+def test_train_cifar10_on_two_cpu_devices(tmp_path):
+    code, out = _run([sys.executable, 'examples/train_cifar10.py', '--cpus', '2', '--model',
+                      'cifar_resnet20_v1', '--synthetic', '100', '--num-epochs', '1',
+                      '--batch-size', '20'], tmp_path)
+    assert code == 0 and 'Epoch 0: Test_acc' in out, out
