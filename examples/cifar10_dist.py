@@ -112,6 +112,13 @@ def build_net(args, ctx):
     return net
 
 
+def optimizer_params(args):
+    params = {'learning_rate': args.lr, 'wd': args.wd}
+    if args.optimizer.lower() in ('sgd', 'nag', 'signum'):
+        params['momentum'] = args.momentum
+    return params
+
+
 def average_batchnorm_statistics(net, store, ctx):
     """Every worker evaluates with the same running statistics (their average)."""
     for name, param in sorted(net.collect_params().items()):
@@ -162,10 +169,8 @@ def main(argv=None):
                                       num_workers=args.loader_workers)
 
     net = build_net(args, ctx)
-    opt_params = {'learning_rate': args.lr, 'wd': args.wd}
-    if args.optimizer.lower() in ('sgd', 'nag', 'signum'):
-        opt_params['momentum'] = args.momentum
-    trainer = gluon.Trainer(net.collect_params(), args.optimizer, opt_params, kvstore=store)
+    trainer = gluon.Trainer(net.collect_params(), args.optimizer, optimizer_params(args),
+                            kvstore=store)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 
     first_epoch = 0

@@ -12,7 +12,7 @@ import time
 import minigluon as mx
 from minigluon import autograd, gluon
 
-from cifar10_dist import MEAN, STD, build_net, evaluate, load_data, parse_args
+from cifar10_dist import MEAN, STD, build_net, evaluate, load_data, optimizer_params, parse_args
 from minigluon.gluon.data.vision import transforms
 
 
@@ -38,10 +38,8 @@ def main():
         args.batch_size, num_workers=args.loader_workers)
 
     net = build_net(args, ctx)
-    opt_params = {'learning_rate': args.lr, 'wd': args.wd}
-    if args.optimizer.lower() in ('sgd', 'nag', 'signum'):
-        opt_params['momentum'] = args.momentum
-    trainer = gluon.Trainer(net.collect_params(), args.optimizer, opt_params, kvstore='device')
+    trainer = gluon.Trainer(net.collect_params(), args.optimizer, optimizer_params(args),
+                            kvstore='device')
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     for epoch in range(args.num_epochs):
         metric, tic = mx.metric.Accuracy(), time.time()
