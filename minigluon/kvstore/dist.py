@@ -19,6 +19,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import autograd
 from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.ndarray import NDArray
@@ -243,15 +244,24 @@ class DistKVStore(Node, KVStoreBase):
             jobs.append((k, meta, outs, pendings))
         for k, meta, outs, pendings in jobs:
             self._wait(pendings)
-            flat = np.empty(int(np.prod(meta.shape, dtype=np.int64)), meta.dtype)
             for part, pending in zip(meta.parts, pendings):
                 arrays = pending.msg.arrays
                 if len(arrays) != 1 or arrays[0].size != part.stop - part.start:
                     raise MXNetError('kvstore: malformed pull reply for key %r part %d'
                                      % (k, part.index))
-                flat[part.start:part.stop] = arrays[0].reshape(-1)
-            value = NDArray(flat.reshape(meta.shape), cpu(0))
-            for o in outs:
+            # the parts go straight into the first output when it is a host array
+            # (one copy of the whole gradient set per round instead of two)
+            first = outs[0]._data
+            direct = (isinstance(first, np.ndarray) and first.dtype == meta.dtype and
+                      first.flags.c_contiguous)
+            if direct:
+                autograd._check_inplace_target(outs[0])
+            flat = first.reshape(-1) if direct else \
+                np.empty(int(np.prod(meta.shape, dtype=np.int64)), meta.dtype)
+            for part, pending in zip(meta.parts, pendings):
+                flat[part.start:part.stop] = pending.msg.arrays[0].reshape(-1)
+            value = outs[0] if direct else NDArray(flat.reshape(meta.shape), cpu(0))
+            for o in outs[1:] if direct else outs:
                 value.copyto(o)
 
     def allreduce(self, key, value, out=None, average=False):
@@ -301,8 +311,10 @@ class DistKVStore(Node, KVStoreBase):
         self._compression = compression.parse_params(compression_params)
 
     def barrier(self):
-        """Wait until every worker reaches its barrier."""
+        """Wait until every worker reaches its barrier, its pushes before it received by the
+        servers (and applied, in dist_async): a pull after the barrier sees all of them."""
         self._check_usable()
+        self._wait(list(self._pushes.values()))
         self._wait([self._request('scheduler', Message('barrier', '', body={'group': 'worker'}),
                                   'barrier')], self.cfg.wait_timeout + 30)
 

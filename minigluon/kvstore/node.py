@@ -54,6 +54,7 @@ class Node:
         self._joined = threading.Event()
         self._failed = threading.Event()
         self._last_answer = time.monotonic()
+        self._early = []  # from peers whose address book came before ours (handled after it)
         self._handlers = {'book': self._on_book, 'heartbeat_ack': self._on_heartbeat_ack,
                           'dead': self._on_dead, 'abort': self._on_abort}
 
@@ -83,13 +84,16 @@ class Node:
 
     def _on_book(self, msg):
         body = msg.body or {}
-        self.van.name = body['name']
+        self.van.rename(body['name'])
         self.my_rank = body["rank"]
         self.book = body
         self._last_answer = time.monotonic()
         if self.cfg.verbose:
             log.info('%s: joined the job as %s', body['name'], body['name'])
         self._joined.set()
+        early, self._early = self._early, []
+        for early_msg in early:
+            self._dispatch(early_msg)
 
     # ---- liveness --------------------------------------------------------------------
     def _heartbeat(self):
@@ -125,6 +129,9 @@ class Node:
     def _dispatch(self, msg):
         if msg.src == 'scheduler' and msg.cmd != 'heartbeat_ack':
             self._last_answer = time.monotonic()
+        elif self.book is None:  # answered once we know our name, so replies carry it
+            self._early.append(msg)
+            return
         handler = self._handlers.get(msg.cmd)
         if handler is None:
             log.warning('%s: unexpected %s from %s dropped', self.van.name, msg.cmd, msg.src)

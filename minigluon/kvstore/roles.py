@@ -4,6 +4,7 @@ A process whose ``DMLC_ROLE`` is ``scheduler`` or ``server`` serves that role wh
 minigluon is imported and exits when the job ends (0 on a normal end, 1 when the job
 failed), so one command line can be launched for every role.
 """
+import ctypes
 import os
 import sys
 
@@ -17,8 +18,22 @@ def run_role(cfg):
         return Scheduler(cfg).run()
     if cfg.role == 'server':
         from .server import Server
+        _keep_freed_memory()
         return Server(cfg).run()
     raise ConfigError('run_role: %r is not a scheduler or server role' % cfg.role)
+
+
+def _keep_freed_memory():
+    """A server gets and sums megabytes of new buffers every round. glibc hands each
+    freed one back to the kernel and page-faults it in again next time, which costs
+    about a tenth of a round's CPU (benchmarks/bench_kvstore.py); this process only
+    serves, so keep freed memory in the heap instead."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks up to 32 MiB come from the heap
+    mallopt(-1, 1 << 30)   # M_TRIM_THRESHOLD: freed heap memory is kept
 
 
 def serve_if_asked():

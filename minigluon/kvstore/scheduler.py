@@ -41,6 +41,9 @@ class Scheduler:
             log.info('scheduler: listening on %s:%d for %d servers and %d workers',
                      *self.van.endpoint, self.cfg.num_server, self.cfg.num_worker)
         self.done.wait()
+        # the last messages (terminate, the last worker's reply) must arrive: with PS_RESEND,
+        # give them a few re-sends (a stopped worker never acknowledges, hence the bound)
+        self.van.drain(min(self.cfg.heartbeat_timeout, 5 * self.cfg.resend_timeout))
         time.sleep(0.2)  # let the last messages leave
         self.van.stop()
         return self.exit_code

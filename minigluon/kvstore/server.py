@@ -178,8 +178,10 @@ class Server(Node):
 
     def _count(self, slot, rank, value):
         if slot.merged is None:
-            slot.merged = np.array(value)
+            slot.merged = value  # the received data itself, never written: no copy
             slot.round_started = time.monotonic()
+        elif len(slot.pushed) == 1:
+            slot.merged = slot.merged + value  # the slot's own array from here on
         else:
             slot.merged += value
         slot.pushed.add(rank)
@@ -203,15 +205,19 @@ class Server(Node):
                     self.van.send_now(src, Message('reply', '', req=req, key=key, part=part))
 
     def _apply(self, key, part, slot, value):
+        """The round's result becomes a new stored array, never written afterwards, so
+        replies send it without copying. A sum ``value`` is handed over for good."""
         if self.updater is None or slot.plain:
-            slot.stored[...] = value
+            slot.stored = value
             return
         index = _index(key, part)
         opt = self.updater.optimizer
         if index not in opt.lr_mult:  # per-parameter multipliers, shipped by set_optimizer
             opt.lr_mult[index], opt.wd_mult[index] = self.mults.get(key, (1.0, 1.0))
         ctx = cpu(0)
-        self.updater(index, NDArray(np.asarray(value), ctx), NDArray(slot.stored, ctx))
+        weight = slot.stored.copy()
+        self.updater(index, NDArray(np.asarray(value), ctx), NDArray(weight, ctx))
+        slot.stored = weight
 
     def _on_pull(self, msg):
         slot = self._slot(msg)
@@ -225,9 +231,9 @@ class Server(Node):
         self._send_value(msg.src, msg.req, msg.key, msg.part, slot)
 
     def _send_value(self, src, req, key, part, slot):
-        # a copy: the stored value changes in place while the socket may still send it
+        # no copy: a stored array is replaced, never changed (see _apply)
         self.van.send_now(src, Message('reply', '', req=req, key=key, part=part,
-                                       arrays=[slot.stored.copy()]))
+                                       arrays=[slot.stored]))
 
     def _check_waits(self):
         """Pulls cannot wait forever: report which workers never pushed."""

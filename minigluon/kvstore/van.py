@@ -2,9 +2,10 @@
 
 Every ZeroMQ socket of a process belongs to one background thread. Other threads
 hand it messages through a queue; it sends them, receives, authenticates and
-validates every incoming frame set (dropping and logging bad ones), acknowledges
-and de-duplicates when ``PS_RESEND`` is on, re-sends what was not acknowledged in
-time, and calls the node's handler and timers. Handlers therefore run on the I/O
+validates every incoming frame set (dropping and logging bad ones), drops
+duplicates and replays, acknowledges when ``PS_RESEND`` is on and re-sends what was
+not acknowledged in time (delivering each sender's messages in the order sent), and
+calls the node's handler and timers. Handlers therefore run on the I/O
 thread and never need locks among themselves.
 """
 import collections
@@ -21,23 +22,34 @@ from . import wire
 log = logging.getLogger('minigluon.kvstore')
 
 
-class _Seen:
-    """Sequence numbers received from one sender, to drop duplicates and replays."""
-    __slots__ = ('floor', 'above')
+class _Inbox:
+    """Messages from one sender: each delivered once, in the order it sent them.
+
+    A sender numbers its messages to each peer 1, 2, 3, ... With ``PS_RESEND`` a
+    re-sent message arrives after later ones, which wait here until it comes (so a
+    pull cannot overtake the push before it); without, a gap is a message that will
+    never come, so it is skipped. Duplicates and replays are dropped either way, and
+    the memory kept is only what waits for a gap.
+    """
+    __slots__ = ('next', 'held')
 
     def __init__(self):
-        self.floor = 0          # every seq <= floor has been seen
-        self.above = set()
+        self.next = 1
+        self.held = {}
 
-    def add(self, seq):
-        """False when ``seq`` was seen before."""
-        if seq <= self.floor or seq in self.above:
-            return False
-        self.above.add(seq)
-        while self.floor + 1 in self.above:
-            self.floor += 1
-            self.above.discard(self.floor)
-        return True
+    def accept(self, msg, wait_for_gaps):
+        """The messages now deliverable, in order (none for a duplicate or an early one)."""
+        if msg.seq < self.next or msg.seq in self.held:
+            return []
+        if not wait_for_gaps:
+            self.next = msg.seq + 1
+            return [msg]
+        self.held[msg.seq] = msg
+        ready = []
+        while self.next in self.held:
+            ready.append(self.held.pop(self.next))
+            self.next += 1
+        return ready
 
 
 class Van:
@@ -83,6 +95,7 @@ class Van:
             self.endpoint = (host, port)
         self._routes = {}        # peer name -> (socket, routing id or None)
         self._dealers = {}       # peer name -> DEALER socket we connected
+        self._peer_of = {}       # DEALER socket -> the peer name we connected it to
         self._outbox = collections.deque()
         self._wake_lock = threading.Lock()
         self._wake_addr = 'inproc://wake-%x' % id(self)
@@ -90,10 +103,10 @@ class Van:
         self._wake_rx.bind(self._wake_addr)
         self._wake_tx = self._socket(zmq.PAIR)
         self._wake_tx.connect(self._wake_addr)
-        self._seq = 0
-        self._seq_lock = threading.Lock()
-        self._unacked = {}       # seq -> [dest, frames, last send time]
-        self._seen = {}          # sender -> _Seen
+        self._last_seq = {}      # peer -> last sequence number sent to it
+        self._channel = {}       # peer name -> the name it was first reached by (aliases)
+        self._unacked = {}       # (channel, seq) -> [dest, frames, last send time]
+        self._inboxes = {}       # sender -> _Inbox
         self._timers = []        # [next time, period, fn]
         self._poller = zmq.Poller()
         self._poller.register(self._wake_rx, zmq.POLLIN)
@@ -117,14 +130,12 @@ class Van:
         self._post(('connect', peer, host, port))
 
     def send(self, dest, msg, copy_arrays=False):
-        """Queue ``msg`` for ``dest``; fills in sender and sequence number.
+        """Queue ``msg`` for ``dest`` (the I/O thread fills in sender and sequence number).
 
         Arrays go out zero-copy: the caller must not modify them until delivered,
         unless ``copy_arrays`` (always done when re-sending is on, since a resend may
         happen much later).
         """
-        msg.src = self.name
-        msg.seq = self.next_seq()
         if copy_arrays or self.cfg.resend:
             msg.arrays = [a.copy() for a in msg.arrays]
         self._post(('send', dest, msg))
@@ -144,10 +155,11 @@ class Van:
             self._thread.join(timeout)
         self._ctx.destroy(linger=0)
 
-    def next_seq(self):
-        with self._seq_lock:
-            self._seq += 1
-            return self._seq
+    def drain(self, timeout):
+        """Wait (at most ``timeout`` s) until every re-sendable message was acknowledged."""
+        deadline = time.monotonic() + timeout
+        while self.cfg.resend and self._unacked and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def _post(self, item):
         self._outbox.append(item)
@@ -164,21 +176,31 @@ class Van:
     def alias(self, name, known):
         """Reach peer ``name`` the way ``known`` was reached (a node renamed on joining)."""
         self._routes[name] = self._routes[known]
+        self._channel[name] = self._channel.get(known, known)
+
+    def rename(self, name):
+        """Take the name the job assigned. Numbering restarts for the new name; what was
+        sent under the old one (the registration) is known to have arrived."""
+        self.name = name
+        self._last_seq.clear()
+        self._unacked.clear()
 
     def send_now(self, dest, msg):
         """Send from the I/O thread (handlers replying)."""
-        msg.src = self.name
-        msg.seq = self.next_seq()
         if self.cfg.resend:
             msg.arrays = [a.copy() for a in msg.arrays]
         self._transmit(dest, msg)
 
     def _transmit(self, dest, msg):
+        # numbered here, on the I/O thread, so numbers follow the order on the socket
+        channel = self._channel.get(dest, dest)
+        msg.src = self.name
+        msg.seq = self._last_seq[channel] = self._last_seq.get(channel, 0) + 1
         frames = wire.encode(self._secret, msg)
         if self.cfg.verbose >= 2:
             log.info('%s -> %s: %r', self.name, dest, msg)
-        if self.cfg.resend and msg.cmd != 'ack':
-            self._unacked[msg.seq] = [dest, frames, time.monotonic()]
+        if self.cfg.resend:
+            self._unacked[channel, msg.seq] = [dest, frames, time.monotonic()]
         self._write(dest, frames)
 
     def _write(self, dest, frames):
@@ -222,7 +244,7 @@ class Van:
         return int(wait * 1000)
 
     def _resend(self, now):
-        for seq, entry in list(self._unacked.items()):
+        for (_, seq), entry in list(self._unacked.items()):
             if now - entry[2] >= self.cfg.resend_timeout:
                 entry[2] = now
                 if self.cfg.verbose >= 2:
@@ -245,6 +267,7 @@ class Van:
         sock.setsockopt(zmq.MAXMSGSIZE, self._max_msg)
         sock.connect('tcp://%s:%d' % (_bracket(host), port))
         self._dealers[peer] = sock
+        self._peer_of[sock] = peer
         self._routes[peer] = (sock, None)
         self._poller.register(sock, zmq.POLLIN)
         if self.cfg.verbose >= 1:
@@ -283,17 +306,25 @@ class Van:
         if rid is not None and (msg.src not in self._routes or
                                 self._routes[msg.src][0] is self._router):
             self._routes[msg.src] = (sock, rid)
-        if msg.cmd == 'ack':
-            self._unacked.pop(msg.req, None)
+        if msg.cmd == 'ack':  # acks are not numbered (seq 0) and never acknowledged
+            # (a connection we opened tells which peer acknowledged, whatever its name now)
+            peer = self._peer_of.get(sock, msg.src)
+            self._unacked.pop((self._channel.get(peer, peer), msg.req), None)
             return
         if self.cfg.resend:
-            ack = wire.Message('ack', self.name, self.next_seq(), req=msg.seq)
+            ack = wire.Message('ack', self.name, 0, req=msg.seq)
             self._write(msg.src, wire.encode(self._secret, ack))
-        if not self._seen.setdefault(msg.src, _Seen()).add(msg.seq):
-            return  # a duplicate (re-sent, or replayed)
-        if self.cfg.verbose >= 2:
-            log.info('%s <- %s: %r', self.name, msg.src, msg)
-        self.on_message(msg)
+        inbox = self._inboxes.setdefault(msg.src, _Inbox())
+        for ready in inbox.accept(msg, wait_for_gaps=self.cfg.resend):
+            if self.cfg.verbose >= 2:
+                log.info('%s <- %s: %r', self.name, ready.src, ready)
+            try:
+                self.on_message(ready)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                # an authentic but malformed request (e.g. a shape that is not a list):
+                # dropped and logged like any malformed frame; the node carries on
+                log.warning('%s: dropped %r from %s that its handler could not use: %s: %s',
+                            self.name, ready.cmd, ready.src, type(exc).__name__, exc)
 
 
 def _bracket(host):

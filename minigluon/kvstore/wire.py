@@ -62,7 +62,8 @@ def _decode_key(raw):
 
 def encode(secret, msg):
     """Frames for ``msg``: [tag, header, *arrays] (arrays stay zero-copy buffers)."""
-    arrays = [np.ascontiguousarray(a) for a in msg.arrays]
+    # (not np.ascontiguousarray: it turns a 0-d array into shape (1,))
+    arrays = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in msg.arrays]
     header = {'v': VERSION, 'cmd': msg.cmd, 'src': msg.src, 'seq': msg.seq}
     if msg.req is not None:
         header['req'] = msg.req
@@ -103,12 +104,12 @@ def decode(secret, frames):
         raise WireError('authentication failed (sender does not hold the job secret)')
     try:
         header = json.loads(raw.decode('utf-8'))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # (deep nesting: RecursionError)
         raise WireError('header is not JSON') from None
     if not isinstance(header, dict) or header.get('v') != VERSION:
         raise WireError('bad header version')
     cmd, src = header.get('cmd'), header.get('src')
-    if cmd not in COMMANDS:
+    if not isinstance(cmd, str) or cmd not in COMMANDS:
         raise WireError('unknown command %r' % (cmd,))
     if not isinstance(src, str) or not 0 < len(src) <= 64:
         raise WireError('bad sender %r' % (src,))
@@ -131,7 +132,8 @@ def decode(secret, frames):
                         % (len(specs) if isinstance(specs, list) else '?', len(frames) - 2))
     arrays = []
     for spec, frame in zip(specs, frames[2:]):
-        if not (isinstance(spec, list) and len(spec) == 2 and spec[0] in DTYPES
+        if not (isinstance(spec, list) and len(spec) == 2 and isinstance(spec[0], str)
+                and spec[0] in DTYPES
                 and isinstance(spec[1], list) and len(spec[1]) <= 32):
             raise WireError('bad array spec %r' % (spec,))
         dtype = np.dtype(spec[0])

@@ -1,0 +1,178 @@
+"""Failure is loud, never a hang: a killed node, a node that never came, a lossy network."""
+import os
+import re
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from .cluster import Cluster, alive_with, results
+
+pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
+
+HEARTBEAT = {'PS_HEARTBEAT_INTERVAL': '0.5', 'PS_HEARTBEAT_TIMEOUT': '3'}
+# Heartbeat timeout (3 s) + the scheduler's health check period + exiting + a loaded machine.
+STOP_WITHIN_S = 15
+
+TRAINING = '''
+import sys
+from minigluon import nd, kv
+store = kv.create('dist_sync')
+store.init('w', nd.zeros((2000,)))
+store.init('b', nd.zeros((10,)))
+out, bias = nd.zeros((2000,)), nd.zeros((10,))
+for step in range(20000):                 # far longer than any test waits
+    store.push(['w', 'b'], [nd.ones((2000,)), nd.ones((10,))])
+    store.pull(['w', 'b'], out=[out, bias])
+    if step == 3:
+        print('STARTED', flush=True)
+print('FINISHED', flush=True)
+'''
+
+
+def wait_for_output(job, names, text, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(text in job.output(n) for n in names):
+            return
+        if any(p.poll() is not None for p in job.procs.values()):
+            break
+        time.sleep(0.05)
+    pytest.fail('%r not printed by %s\n%s' % (text, names, job.all_output()))
+
+
+def assert_everyone_stops(job, others, culprit):
+    started = time.monotonic()
+    codes = job.wait(STOP_WITHIN_S, names=others)
+    elapsed = time.monotonic() - started
+    assert all(c is not None for c in codes.values()), \
+        'still running after %d s: %s\n%s' % (STOP_WITHIN_S, codes, job.all_output())
+    assert all(c != 0 for c in codes.values()), 'exit codes %s\n%s' % (codes, job.all_output())
+    for name in others:
+        assert re.search(culprit, job.output(name)), '%s does not name %r:\n%s' % (
+            name, culprit, job.output(name))
+    return elapsed
+
+
+@pytest.mark.parametrize('victim, culprit', [
+    ('worker:1', r'worker 1 \(pid {pid} '),
+    ('server:1', r'server [01] \(pid {pid} '),   # servers are ranked in order of registration
+    ('scheduler', r'the scheduler at 127\.0\.0\.1:{port} stopped answering')],
+    ids=['worker', 'server', 'scheduler'])
+def test_a_killed_node_stops_every_other_one_naming_it(tmp_path, victim, culprit):
+    with Cluster(tmp_path, TRAINING, num_workers=2, num_servers=2, env=HEARTBEAT) as job:
+        wait_for_output(job, ['worker:0', 'worker:1'], 'STARTED')
+        pid = job.procs[victim].pid
+        os.kill(pid, signal.SIGKILL)
+        job.procs[victim].wait(10)
+        others = [n for n in job.procs if n != victim]
+        assert_everyone_stops(job, others, culprit.format(pid=pid, port=job.port))
+        for name in ('worker:0', 'worker:1'):
+            assert 'FINISHED' not in job.output(name)
+    assert not alive_with(job.marker), 'processes outlived the job'
+
+
+def test_a_declared_worker_that_never_starts_is_a_bounded_clear_error(tmp_path):
+    code = 'from minigluon import kv\nstore = kv.create("dist_sync")\nprint("JOINED")\n'
+    env = dict(HEARTBEAT, MINIGLUON_PS_CONNECT_TIMEOUT='3')
+    with Cluster(tmp_path, code, num_workers=2, num_servers=1, env=env,
+                 start_workers=[0]) as job:
+        elapsed = assert_everyone_stops(job, list(job.procs), r'workers? missing')
+        assert elapsed < STOP_WITHIN_S
+        for name in job.procs:
+            out = job.output(name)
+            assert 'MINIGLUON_PS_CONNECT_TIMEOUT' in out and '1 of 2 workers missing' in out, \
+                '%s:\n%s' % (name, out)
+        assert 'JOINED' not in job.output('worker:0')
+    assert not alive_with(job.marker), 'processes outlived the job'
+
+
+def test_a_worker_with_a_malformed_variable_names_it(tmp_path):
+    code = 'from minigluon import kv\nstore = kv.create("dist_sync")\nprint("JOINED")\n'
+    with Cluster(tmp_path, code, num_workers=1, num_servers=1, env=HEARTBEAT,
+                 worker_env={0: {'DMLC_NUM_WORKER': 'abc'}}, start_workers=[0]) as job:
+        code = job.wait(30, names=['worker:0'])['worker:0']
+        out = job.output('worker:0')
+        assert code not in (0, None), out
+        assert "DMLC_NUM_WORKER='abc' is not an integer" in out, out
+    assert not alive_with(job.marker), 'processes outlived the job'
+
+
+LOSSY = '''
+import json
+import minigluon as mx
+from minigluon import nd, kv
+store = kv.create('dist_sync')
+r = store.rank
+store.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.001))
+store.init('w', nd.ones((7,)))
+store.init('big', nd.arange(3000) / 1000)         # sliced over both servers, several chunks
+history = []
+for step in range(6):
+    grad = nd.arange(7) * (r + 1) + step
+    store.push('w', grad)
+    store.push('big', nd.ones((3000,)) * (r + 1) * (step + 1))
+    w, big = nd.zeros((7,)), nd.zeros((3000,))
+    store.pull(['w', 'big'], out=[w, big])
+    total = nd.arange(5) * (r + 1) + 100 * step
+    store.allreduce('sum', total)                 # a plain sum, no optimizer
+    store.barrier()
+    history.append([w.asnumpy().tolist(), big.asnumpy()[::500].tolist(),
+                    total.asnumpy().tolist()])
+print('RESULT', json.dumps(history))
+'''
+
+
+def test_dropped_messages_are_resent_and_the_results_do_not_change(tmp_path):
+    lossy = {'PS_DROP_MSG': '10', 'PS_RESEND': '1', 'PS_RESEND_TIMEOUT': '200'}
+    common = {'MXNET_KVSTORE_BIGARRAY_BOUND': '1000', 'MINIGLUON_PS_CHUNK_BYTES': '4096'}
+    runs = []
+    for extra in ({}, lossy):
+        workdir = tmp_path / ('lossy' if extra else 'clean')
+        workdir.mkdir()
+        with Cluster(workdir, LOSSY, num_workers=2, num_servers=2,
+                     env=dict(common, **extra)) as job:
+            job.assert_success(timeout=60)
+            runs.append([results(job, 'worker:%d' % w)[0] for w in range(2)])
+    clean, lossy_run = runs
+    assert clean[0] == clean[1] and lossy_run == clean     # bit for bit
+    # and the clean run is right: exact sums; SGD (momentum 0.9, wd 0.001) on summed gradients
+    w, mom = np.ones(7, np.float32), np.zeros(7, np.float32)
+    big, big_mom = np.arange(0, 3000, 500, dtype=np.float32) / 1000, np.zeros(6, np.float32)
+    for step, (got_w, got_big, got_sum) in enumerate(clean[0]):
+        assert got_sum == (np.arange(5) * 3 + 200 * step).tolist()
+        grad = (np.arange(7) * 3 + 2 * step).astype(np.float32)
+        mom = np.float32(0.9) * mom - np.float32(0.1) * (grad + np.float32(0.001) * w)
+        w = w + mom
+        np.testing.assert_allclose(got_w, w, rtol=1e-5)
+        big_grad = np.float32(3 * (step + 1))
+        big_mom = np.float32(0.9) * big_mom - np.float32(0.1) * (big_grad + np.float32(0.001) * big)
+        big = big + big_mom
+        np.testing.assert_allclose(got_big, big, rtol=1e-5)
+
+
+ASYNC_BARRIER = '''
+import json
+import minigluon as mx
+from minigluon import nd, kv
+store = kv.create('dist_async')
+r = store.rank
+store.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
+store.init('w', nd.zeros((3,)))
+for _ in range(8):
+    store.push('w', nd.ones((3,)) * (r + 1))
+store.barrier()          # every worker's pushes have been applied once all get here
+out = nd.zeros((3,))
+store.pull('w', out=out)
+print('RESULT', json.dumps(out.asnumpy().tolist()))
+'''
+
+
+def test_a_pull_after_a_barrier_sees_every_push_even_when_pushes_are_resent(tmp_path):
+    # a dropped push is re-sent 300 ms later: the barrier must wait for it
+    lossy = {'PS_DROP_MSG': '30', 'PS_RESEND': '1', 'PS_RESEND_TIMEOUT': '300'}
+    with Cluster(tmp_path, ASYNC_BARRIER, num_workers=3, num_servers=1, env=lossy) as job:
+        job.assert_success(timeout=60)
+        for rank in range(3):
+            assert results(job, 'worker:%d' % rank)[0] == [-48.0] * 3  # -(1+2+3)*8

@@ -1,0 +1,80 @@
+"""The van in one process: exactly once and in order, even when messages are dropped."""
+import threading
+import time
+
+import pytest
+
+from minigluon.kvstore.config import Config
+from minigluon.kvstore.wire import Message, encode
+
+zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
+from minigluon.kvstore.van import Van  # noqa: E402  (needs pyzmq)
+
+SECRET = b's' * 32
+
+
+def config(**changes):
+    settings = dict(role='server', root_uri='127.0.0.1', root_port=1, num_server=2,
+                    num_worker=1, secret=SECRET)
+    settings.update(changes)
+    return Config(**settings)
+
+
+class Receiver:
+    def __init__(self, cfg, name):
+        self.got = []
+        self.lock = threading.Lock()
+        self.van = Van(cfg, name, self.on_message, bind=('127.0.0.1', 0))
+        self.van.start()
+
+    def on_message(self, msg):
+        with self.lock:
+            self.got.append((msg.src, msg.key))
+
+    def wait_for(self, count, timeout=20):
+        deadline = time.monotonic() + timeout
+        while len(self.got) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # a late duplicate would show up now
+        return list(self.got)
+
+
+@pytest.mark.parametrize('lossy', [False, True])
+def test_messages_arrive_once_and_in_order_with_bounded_state(lossy):
+    extra = dict(resend=True, resend_timeout=0.05, drop_msg=30) if lossy else {}
+    servers = [Receiver(config(**extra), 'server:%d' % i) for i in range(2)]
+    sender = Van(config(role='worker', **extra), 'worker:0', lambda msg: None)
+    try:
+        sender.start()
+        for i, server in enumerate(servers):
+            sender.connect('server:%d' % i, *server.van.endpoint)
+        count = 150
+        for n in range(count):  # interleaved over two peers, as pushes of many keys are
+            sender.send('server:%d' % (n % 2), Message('push', '', key=n))
+        for i, server in enumerate(servers):
+            expected = [('worker:0', n) for n in range(i, count, 2)]
+            assert server.wait_for(len(expected)) == expected
+            inbox = server.van._inboxes['worker:0']
+            assert inbox.held == {} and inbox.next == len(expected) + 1  # nothing piles up
+        sender.drain(5)
+        assert not sender._unacked
+    finally:
+        sender.stop()
+        for server in servers:
+            server.van.stop()
+
+
+def test_a_replayed_authentic_message_is_delivered_once():
+    server = Receiver(config(), 'server:0')
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    try:
+        sock.connect('tcp://%s:%d' % server.van.endpoint)
+        frames = encode(SECRET, Message('push', 'worker:0', seq=1, key='w'))
+        for _ in range(3):
+            sock.send_multipart(frames)
+        sock.send_multipart(encode(SECRET, Message('push', 'worker:0', seq=2, key='v')))
+        assert server.wait_for(2) == [('worker:0', 'w'), ('worker:0', 'v')]
+    finally:
+        ctx.destroy(linger=0)
+        server.van.stop()
