@@ -1,5 +1,4 @@
 """gluon.model_zoo.vision ResNets: structure, parameter counts, forward and backward."""
-import time
 
 import numpy as np
 import pytest
@@ -37,12 +36,10 @@ def test_resnet18_cifar_parameter_count(resnet18):
 
 def test_resnet18_forward_and_backward_on_a_cifar_batch(resnet18):
     x = nd.array(rng.uniform(-1, 1, size=(4, 3, 32, 32)))
-    start = time.time()
     with autograd.record():
         out = resnet18(x)
         loss = mx.gluon.loss.SoftmaxCrossEntropyLoss()(out, nd.array([0, 3, 9, 1]))
     loss.backward()
-    assert time.time() - start < 10
     assert out.shape == (4, 10) and np.isfinite(out.asnumpy()).all()
     for name, p in resnet18.collect_params().items():
         if p.grad_req != 'null':
