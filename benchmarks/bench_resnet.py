@@ -2,15 +2,17 @@
 
 Usage:
     python benchmarks/bench_resnet.py [--batch-size 64] [--steps 5] [--compare-torch]
-        [--gpus N]
+        [--gpus N] [--repeat R] [--profile]
 
 One training step is forward, backward and an SGD-with-momentum update of
 ``resnet18_v1(classes=10, thumbnail=True)`` on random float32 images. Each
 framework runs in its own child process, so its peak resident memory is its own;
 with ``--compare-torch`` the same architecture runs in PyTorch in the same
-invocation and the table gives the ratio.
+invocation and the table gives the ratio. ``--profile`` times every op of the
+minigluon step, forward and backward apart, and prints a per-layer breakdown.
 """
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -26,7 +28,7 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_minigluon(batch_size, steps, warmup, gpus):
+def run_minigluon(batch_size, steps, warmup, gpus, profile=False):
     sys.path.insert(0, os.path.dirname(HERE))
     import minigluon as mx
     from minigluon import autograd, gluon, nd
@@ -42,15 +44,153 @@ def run_minigluon(batch_size, steps, warmup, gpus):
     x = nd.random.normal(shape=(batch_size, 3, 32, 32), ctx=ctx)
     y = nd.random.randint(0, 10, shape=(batch_size,), ctx=ctx).astype('float32')
     baseline = peak_rss_mb()
+    timer = OpTimer(nd.waitall) if profile else None
 
     def step():
         with autograd.record():
             loss = loss_fn(net(x), y)
         loss.backward()
-        trainer.step(batch_size)
+        with timer.section('Trainer.step (SGD update)') if timer else contextlib.nullcontext():
+            trainer.step(batch_size)
         nd.waitall()
 
-    return _time_steps(step, batch_size, steps, warmup, baseline)
+    if timer:
+        step()  # first call: shapes, optimizer states; kept out of the profile
+        timer.install()
+        step = timer.timed_step(step)
+    result = _time_steps(step, batch_size, steps, warmup, baseline)
+    if timer:
+        result['profile'] = timer.report()
+    return result
+
+
+class OpTimer:
+    """Wraps every registered op so its forward and backward times add up per layer.
+
+    A layer is an op with its input shapes and geometry; identical layers share a row
+    (with a count). Each row keeps its time per step and reports the median over the
+    steps, which shrugs off the spikes of a shared machine.
+    """
+
+    def __init__(self, sync):
+        self.sync = sync
+        self.rows = {}  # label -> Row
+        self.step_times = []
+
+    class Row:
+        def __init__(self, flops):
+            self.flops, self.calls, self.forward, self.backward = flops, 0, {}, {}
+
+    def timed_step(self, step):
+        def timed():
+            start = time.perf_counter()
+            step()
+            self.step_times.append(time.perf_counter() - start)
+        return timed
+
+    def install(self):
+        from minigluon.ndarray import registry
+        for op in registry.all_ops().values():
+            op.forward = self._wrap(op.name, op.forward, op.differentiable)
+
+    def _add(self, times, seconds):
+        step = len(self.step_times)
+        times[step] = times.get(step, 0.0) + seconds
+
+    @contextlib.contextmanager
+    def section(self, name):
+        """Time a block that is not an op (the optimizer update) as a row of its own."""
+        start = time.perf_counter()
+        yield
+        self.sync()
+        row = self.rows.setdefault(name, OpTimer.Row(0))
+        row.calls += 1
+        self._add(row.forward, time.perf_counter() - start)
+
+    def _wrap(self, name, forward, differentiable):
+        timer, sync = self, self.sync
+
+        def timed(xp, *args, **params):
+            key, flops = _layer_key(name, args, params)
+            row = timer.rows.get(key)
+            if row is None:
+                row = timer.rows[key] = OpTimer.Row(flops)
+            start = time.perf_counter()
+            result = forward(xp, *args, **params)
+            sync()
+            row.calls += 1
+            timer._add(row.forward, time.perf_counter() - start)
+            if not differentiable:
+                return result
+            out, backward = result
+
+            def timed_backward(dy):
+                start = time.perf_counter()
+                grads = backward(dy)
+                sync()
+                timer._add(row.backward, time.perf_counter() - start)
+                return grads
+            return out, timed_backward
+        timed.__wrapped__ = forward
+        return timed
+
+    def report(self):
+        steps = len(self.step_times)
+        step_s = _median(self.step_times)
+        lines = ['per-layer profile: ms per step, median of %d steps (median step %.0f ms); '
+                 'GFLOP/s counts a direct convolution\'s 3 GEMMs'
+                 % (steps, step_s * 1e3),
+                 '%-56s %5s %9s %9s %9s %8s' % ('layer', 'calls', 'forward', 'backward',
+                                               'total', 'GFLOP/s')]
+        table, total_f, total_b = [], 0.0, 0.0
+        for key, row in self.rows.items():
+            fwd = _median([row.forward.get(i, 0.0) for i in range(steps)])
+            bwd = _median([row.backward.get(i, 0.0) for i in range(steps)])
+            table.append((fwd + bwd, key, row.calls // steps, fwd, bwd, row.flops))
+            total_f, total_b = total_f + fwd, total_b + bwd
+        for total, key, calls, fwd, bwd, flops in sorted(table, reverse=True):
+            rate = '%8.0f' % (calls * flops * 3 / total / 1e9) if flops and total > 0 else ''
+            lines.append('%-56s %5d %9.1f %9.1f %9.1f %s' % (key[:56], calls, fwd * 1e3,
+                                                          bwd * 1e3, total * 1e3, rate))
+        lines.append('%-56s %5s %9.1f %9.1f %9.1f' % ('sum of the rows', '', total_f * 1e3,
+                                                     total_b * 1e3, (total_f + total_b) * 1e3))
+        lines.append('%-56s %5s %9s %9s %9.1f' % ('rest (dispatch, autograd, step - rows)', '',
+                                                 '', '', (step_s - total_f - total_b) * 1e3))
+        return '\n'.join(lines)
+
+
+def _median(values):
+    values = sorted(values)
+    return values[len(values) // 2] if values else 0.0
+
+
+def _layer_key(name, args, params):
+    """A readable row label for one op call and the FLOPs of its forward (GEMM ops)."""
+    shapes = [tuple(a.shape) for a in args if hasattr(a, 'shape')]
+    label = name + ' ' + ' '.join('x'.join(map(str, s)) for s in shapes[:2])
+    flops = 0
+    if name == 'Convolution' and len(shapes) >= 2:
+        x, w = shapes[0], shapes[1]
+        stride = params.get('stride') or (1,) * (len(x) - 2)
+        stride = (stride,) * (len(x) - 2) if isinstance(stride, int) else stride
+        label += ' s%s' % ','.join(map(str, stride))
+        out_positions = 1
+        for n, k, s, p in zip(x[2:], w[2:], stride,
+                              params.get('pad') or (0,) * (len(x) - 2)):
+            out_positions *= (n + 2 * p - k) // s + 1
+        flops = 2 * x[0] * out_positions * w[0] * _prod(w[1:])
+    elif name == 'FullyConnected' and len(shapes) >= 2:
+        flops = 2 * shapes[0][0] * _prod(shapes[1])
+    elif name == 'Activation':
+        label += ' ' + params.get('act_type', '')
+    return label, flops
+
+
+def _prod(values):
+    out = 1
+    for v in values:
+        out *= v
+    return out
 
 
 def run_torch(batch_size, steps, warmup, gpus):
@@ -109,15 +249,16 @@ def _time_steps(step, batch_size, steps, warmup, baseline):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
-    best = min(times)
-    median = sorted(times)[len(times) // 2]
-    return {'images_per_s': batch_size / median, 'best_images_per_s': batch_size / best,
-            'peak_rss_mb': peak_rss_mb(), 'step_peak_over_setup_mb': peak_rss_mb() - baseline}
+    return {'step_s': times, 'peak_rss_mb': peak_rss_mb(),
+            'step_peak_over_setup_mb': peak_rss_mb() - baseline}
 
 
 def child(framework, args):
-    runner = run_minigluon if framework == 'minigluon' else run_torch
-    result = runner(args.batch_size, args.steps, args.warmup, args.gpus)
+    if framework == 'minigluon':
+        result = run_minigluon(args.batch_size, args.steps, args.warmup, args.gpus,
+                               args.profile)
+    else:
+        result = run_torch(args.batch_size, args.steps, args.warmup, args.gpus)
     print(json.dumps(result))
 
 
@@ -125,8 +266,21 @@ def spawn(framework, args):
     cmd = [sys.executable, os.path.abspath(__file__), '--child', framework,
            '--batch-size', str(args.batch_size), '--steps', str(args.steps),
            '--warmup', str(args.warmup), '--gpus', str(args.gpus)]
+    if args.profile and framework == 'minigluon':
+        cmd.append('--profile')
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def merge(runs, batch_size):
+    """One framework's runs as one result: images/s from the median and the fastest step
+    over all of them, the largest peak memory."""
+    times = sorted(t for r in runs for t in r['step_s'])
+    return {'images_per_s': batch_size / times[len(times) // 2],
+            'best_images_per_s': batch_size / times[0],
+            'peak_rss_mb': max(r['peak_rss_mb'] for r in runs),
+            'step_peak_over_setup_mb': max(r['step_peak_over_setup_mb'] for r in runs),
+            'profile': runs[-1].get('profile')}
 
 
 def main():
@@ -136,6 +290,11 @@ def main():
     parser.add_argument('--warmup', type=int, default=1)
     parser.add_argument('--gpus', type=int, default=0)
     parser.add_argument('--compare-torch', action='store_true')
+    parser.add_argument('--repeat', type=int, default=1,
+                        help='run each framework this many times, alternating, so both see '
+                             'the same load on a shared machine')
+    parser.add_argument('--profile', action='store_true',
+                        help='print a per-layer forward/backward breakdown of the minigluon step')
     parser.add_argument('--child', choices=['minigluon', 'torch'], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -148,19 +307,31 @@ def main():
             frameworks.append('torch')
         except ImportError:
             print('PyTorch is not installed: `pip install torch==2.13.0` for --compare-torch')
-    results = {fw: spawn(fw, args) for fw in frameworks}
-    print('resnet18_v1(classes=10, thumbnail=True), batch %d, float32, %s, %s'
+    runs = {fw: [] for fw in frameworks}
+    for _ in range(args.repeat):
+        for fw in frameworks:
+            runs[fw].append(spawn(fw, args))
+    results = {fw: merge(r, args.batch_size) for fw, r in runs.items()}
+    blas = os.environ.get('OPENBLAS_CORETYPE')
+    print('resnet18_v1(classes=10, thumbnail=True), batch %d, float32, %s, %s%s'
           % (args.batch_size, 'gpu' if args.gpus else 'cpu (%d cores)' % os.cpu_count(),
-             platform.platform()))
+             platform.platform(), ', OPENBLAS_CORETYPE=%s' % blas if blas else ''))
+    print('%d step(s) per run, %d run(s) per framework; images/s from the median step'
+          % (args.steps, args.repeat))
     print('%-10s %14s %14s %16s %18s' % ('framework', 'images/s', 'best images/s',
                                           'peak RSS (MB)', 'step peak-setup MB'))
     for fw, r in results.items():
         print('%-10s %14.1f %14.1f %16.0f %18.0f' % (fw, r['images_per_s'], r['best_images_per_s'],
                                                      r['peak_rss_mb'], r['step_peak_over_setup_mb']))
+    if results['minigluon']['profile']:
+        print()
+        print(results['minigluon']['profile'])
     if 'torch' in results:
         mg, tc = results['minigluon'], results['torch']
-        print('ratio minigluon/torch: speed %.2f, peak RSS %.2f'
-              % (mg['images_per_s'] / tc['images_per_s'], mg['peak_rss_mb'] / tc['peak_rss_mb']))
+        print('ratio minigluon/torch: speed %.2f (best steps %.2f), peak RSS %.2f'
+              % (mg['images_per_s'] / tc['images_per_s'],
+                 mg['best_images_per_s'] / tc['best_images_per_s'],
+                 mg['peak_rss_mb'] / tc['peak_rss_mb']))
 
 
 if __name__ == '__main__':

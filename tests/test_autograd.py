@@ -102,6 +102,28 @@ def test_grad_req_null_leaves_no_gradient(ctx):
     assert_almost_equal(x.grad, [0.0, 0.0])
 
 
+def test_ops_that_ask_are_told_which_inputs_need_gradients(ctx):
+    from minigluon.ndarray.registry import get_op
+    op, seen = get_op('Convolution'), []
+    forward = op.forward
+
+    def spy(xp, *args, **kwargs):
+        seen.append(kwargs['needs_grad'])
+        return forward(xp, *args, **kwargs)
+    op.forward = spy
+    try:
+        x = nd.ones((1, 2, 4, 4), ctx=ctx)  # the data: no gradient wanted
+        w = _var(np.ones((3, 2, 3, 3)), ctx)
+        nd.Convolution(x, w, kernel=(3, 3), num_filter=3, no_bias=True)
+        with autograd.record():
+            y = nd.Convolution(x, w, kernel=(3, 3), num_filter=3, no_bias=True)
+        y.backward()
+    finally:
+        op.forward = forward
+    assert seen == [(False, False, False), (False, True, False)]  # data, weight, bias
+    assert_almost_equal(w.grad, np.full((3, 2, 3, 3), 4.0))  # 2x2 outputs of ones
+
+
 def test_backward_without_record_raises(ctx):
     x = _var([1.0], ctx)
     y = x * 2

@@ -11,6 +11,11 @@ output gradients. A non-differentiable op returns just its output(s).
 forward, records a tape node when autograd is recording and an input needs a
 gradient, and wraps the outputs. ``nd.<op>`` functions and NDArray methods are
 generated from this table.
+
+An op registered with ``takes_needs_grad=True`` also receives the keyword-only
+``needs_grad``: one bool per input, true when autograd will want that input's
+gradient. Its backward returns None for the others, so a costly gradient nobody
+reads (a convolution's data gradient at the network's input) is never computed.
 """
 import numbers
 
@@ -25,14 +30,16 @@ _OPS = {}
 class OpDef:
     """One registered op: its forward, how many array inputs it takes, and flags."""
     __slots__ = ('name', 'forward', 'num_inputs', 'differentiable', 'output_context',
-                 'input_names', 'param_names', 'num_required_inputs')
+                 'takes_needs_grad', 'input_names', 'param_names', 'num_required_inputs')
 
-    def __init__(self, name, forward, num_inputs, differentiable, output_context):
+    def __init__(self, name, forward, num_inputs, differentiable, output_context,
+                 takes_needs_grad=False):
         self.name = name
         self.forward = forward
         self.num_inputs = num_inputs  # an int, or None for variadic (concat, stack, ...)
         self.differentiable = differentiable
         self.output_context = output_context
+        self.takes_needs_grad = takes_needs_grad
         code = forward.__code__
         first = 1 + (num_inputs or 0)
         self.input_names = code.co_varnames[1:first]
@@ -48,17 +55,20 @@ class OpDef:
         return '<op %s>' % self.name
 
 
-def register(name, num_inputs=1, differentiable=True, output_context=None):
+def register(name, num_inputs=1, differentiable=True, output_context=None,
+             takes_needs_grad=False):
     """Decorator adding ``forward`` to the op table under ``name``.
 
     ``num_inputs`` leading positional arguments are arrays (None: all positional
     arguments are). ``output_context(params)`` gives the outputs' context for ops
     that move data; by default outputs live where the inputs are.
+    ``takes_needs_grad``: pass the keyword ``needs_grad`` (see the module docstring).
     """
     def deco(forward):
         if name in _OPS:
             raise MXNetError('op %r is registered twice' % name)
-        _OPS[name] = OpDef(name, forward, num_inputs, differentiable, output_context)
+        _OPS[name] = OpDef(name, forward, num_inputs, differentiable, output_context,
+                           takes_needs_grad)
         return forward
     return deco
 
@@ -112,12 +122,19 @@ def invoke(op, inputs, params, ctx=None):
         raw.append(data)
     if ctx is None:
         raise MXNetError('op %r needs at least one NDArray input' % op.name)
+    needs_grad = None
+    if op.differentiable and autograd._state.recording:
+        needs_grad = tuple(getattr(a, '_data', None) is not None and autograd._requires_grad(a)
+                           for a in inputs)
+    kwargs = params
+    if op.takes_needs_grad:
+        kwargs = dict(params, needs_grad=needs_grad or (False,) * len(inputs))
     try:
         if ctx.device_type == 'gpu':
             with ctx.device():
-                result = op.forward(ctx.xp, *raw, **params)
+                result = op.forward(ctx.xp, *raw, **kwargs)
         else:
-            result = op.forward(ctx.xp, *raw, **params)
+            result = op.forward(ctx.xp, *raw, **kwargs)
     except MXNetError:
         raise
     except (ValueError, TypeError, IndexError, AttributeError) as exc:
@@ -134,11 +151,8 @@ def invoke(op, inputs, params, ctx=None):
         outs = [wrap(result, out_ctx)]
     else:
         outs = [wrap(r.reshape(1) if r.ndim == 0 else r, out_ctx) for r in result]
-    if op.differentiable and autograd._state.recording:
-        for a in inputs:
-            if getattr(a, '_data', None) is not None and autograd._requires_grad(a):
-                autograd._record(backward, inputs, outs, ctx, op.name)
-                break
+    if needs_grad is not None and any(needs_grad):
+        autograd._record(backward, inputs, outs, ctx, op.name)
     return outs[0] if single else outs
 
 

@@ -9,6 +9,7 @@ import pytest
 
 import minigluon as mx
 from minigluon import nd
+from minigluon.ndarray.ops import conv_winograd
 from minigluon.ndarray.registry import all_ops
 from minigluon.test_utils import check_numeric_gradient
 
@@ -38,6 +39,17 @@ def weighted(x, *shape):
     """``x`` times fixed, non-uniform weights, so a permutation or softmax shows in the sum."""
     w = np.cos(np.arange(int(np.prod(shape)))).reshape(shape) + 1.5
     return x * nd.array(w, ctx=x.context, dtype=x.dtype)
+
+
+def _winograd(fn):
+    """``fn`` with Winograd for every 3x3 'same' convolution, however few its channels."""
+    def run(*args):
+        saved, conv_winograd.MIN_CHANNELS = conv_winograd.MIN_CHANNELS, 1
+        try:
+            return fn(*args)
+        finally:
+            conv_winograd.MIN_CHANNELS = saved
+    return run
 
 
 class Case:
@@ -167,12 +179,30 @@ CASES = {
         C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3,), stride=(2,), pad=(1,),
                                          num_filter=2, layout='NCW'), r(2, 2, 7), r(2, 2, 3), r(2)),
         C(lambda x, w: nd.Convolution(x, w, kernel=(1, 1), num_filter=3, no_bias=True),
-          r(2, 2, 3, 3), r(3, 2, 1, 1))],
+          r(2, 2, 3, 3), r(3, 2, 1, 1)),
+        # 3x3, stride 1, pad 1: Winograd F(2x2, 3x3), odd sizes cropped
+        C(_winograd(lambda x, w: nd.Convolution(x, w, kernel=(3, 3), pad=(1, 1), num_filter=3,
+                                                no_bias=True)), r(2, 2, 3, 5), r(3, 2, 3, 3)),
+        # stride-1 data gradient as a flipped convolution, with groups and dilation
+        C(lambda x, w: nd.Convolution(x, w, kernel=(3, 3), pad=(2, 1), dilate=(2, 1),
+                                      num_filter=4, num_group=2, no_bias=True),
+          r(2, 4, 5, 4), r(4, 2, 3, 3)),
+        # padding beyond the kernel: the data gradient crops through col2im
+        C(lambda x, w: nd.Convolution(x, w, kernel=(1, 2), pad=(1, 1), num_filter=2,
+                                      no_bias=True), r(1, 3, 2, 3), r(2, 3, 1, 2)),
+        C(lambda x, w: nd.Convolution(x, w, kernel=(2, 2, 2), stride=(2, 1, 1), pad=(1, 0, 1),
+                                      num_filter=2, no_bias=True), r(1, 2, 3, 3, 2),
+          r(2, 2, 2, 2, 2)),
+        # the input needs no gradient: backward computes the weight's only
+        C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1), num_filter=2),
+          r(2, 3, 4, 4), r(2, 3, 3, 3), r(2), grad_nodes=[1, 2])],
     'Deconvolution': [
         C(lambda x, w: nd.Deconvolution(x, w, kernel=(3, 3), stride=(2, 2), pad=(1, 1),
                                         adj=(1, 1), num_filter=2), r(1, 3, 3, 2), r(3, 2, 3, 3)),
         C(lambda x, w, b: nd.Deconvolution(x, w, b, kernel=(2, 3), num_filter=4, num_group=2,
-                                           no_bias=False), r(2, 2, 3, 3), r(2, 2, 2, 3), r(4))],
+                                           no_bias=False), r(2, 2, 3, 3), r(2, 2, 2, 3), r(4)),
+        C(_winograd(lambda x, w: nd.Deconvolution(x, w, kernel=(3, 3), pad=(1, 1),
+                                                  num_filter=2)), r(1, 3, 2, 3), r(3, 2, 3, 3))],
     'Pooling': [
         C(lambda x: nd.Pooling(x, kernel=(2, 2), pool_type='max', stride=(2, 2)),
           distinct(2, 2, 4, 4)),
@@ -192,7 +222,11 @@ CASES = {
                                                       training=True), 3, 2, 4),
           r(3, 2, 4), r(4) + 1.5, r(4), r(4), r(4, low=0.5, high=1), grad_nodes=[0, 2]),
         C(lambda x, g, b, m, v: nd.BatchNorm(x, g, b, m, v, training=False),
-          r(2, 3, 2, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2])],
+          r(2, 3, 2, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2]),
+        # channels-last memory, as convolution outputs have
+        C(lambda x, g, b, m, v: weighted(nd.BatchNorm(x.transpose((0, 3, 1, 2)), g, b, m, v,
+                                                      training=True), 2, 3, 2, 2),
+          r(2, 2, 2, 3), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2])],
     'LayerNorm': [
         C(lambda x, g, b: weighted(nd.LayerNorm(x, g, b), 2, 3, 4), r(2, 3, 4), r(4) + 1.5, r(4)),
         C(lambda x, g, b: weighted(nd.LayerNorm(x, g, b, axis=1), 2, 3, 2), r(2, 3, 2),

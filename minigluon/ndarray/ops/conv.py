@@ -1,14 +1,28 @@
-"""Convolution and transposed convolution (1-D, 2-D, 3-D, channels first).
+"""Convolution and transposed convolution (1-D, 2-D, 3-D, channels first at the API).
 
-Both are GEMMs over im2col columns: a strided view of the padded input gathers each
-output position's receptive field, one batched matmul per layer does the work, and
-col2im scatters column gradients back with one vectorised add per kernel offset.
-Columns are rebuilt in backward rather than kept, trading a copy for memory.
+Inside, the work is channels-last: with the input as ``(N, *spatial, C)`` each output
+position's receptive field is a run of whole channel vectors, so im2col is one cheap
+copy of a strided view into columns ``(images*positions, kernel*C)``, multiplied by
+the weight in one GEMM per group. Outputs are returned as ``(N, F, *spatial)`` views
+of channels-last memory (what PyTorch calls channels_last): elementwise ops keep that
+layout and the next convolution reads it without a copy.
+
+3x3 stride-1 'same' layers skip im2col for Winograd's F(2x2, 3x3) (conv_winograd.py),
+4/9 of the multiplies. On the host a layer runs a few images at a time, so that its
+columns or tiles are still in cache when the GEMM reads them.
+
+Backward rebuilds the columns (or tiles) rather than keeping them (9x the input for
+3x3 kernels). The data gradient of a stride-1 convolution is itself a convolution of the
+output gradient with the flipped kernel; other strides scatter column gradients back
+with one add per kernel offset (col2im).
 """
 import itertools
 
+import numpy as np
+
 from ...base import MXNetError
 from ..registry import register
+from . import conv_winograd as winograd
 
 _LAYOUTS = {'NCW': 1, 'NCHW': 2, 'NCDHW': 3}
 
@@ -33,10 +47,18 @@ class Geometry:
         return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, s, p, d in
                      zip(in_size, self.kernel, self.stride, self.pad, self.dilate))
 
-    @property
-    def is_pointwise(self):
-        return all(k == 1 for k in self.kernel) and all(s == 1 for s in self.stride) \
-            and not any(self.pad)
+    def transposed(self):
+        """The stride-1 convolution that computes this one's data gradient, or None.
+
+        With stride 1, ``dx`` is ``dy`` convolved with the flipped kernel under padding
+        ``dilate * (kernel - 1) - pad``; a larger padding would need cropping.
+        """
+        if any(s != 1 for s in self.stride):
+            return None
+        pad = tuple(d * (k - 1) - p for k, p, d in zip(self.kernel, self.pad, self.dilate))
+        if any(p < 0 for p in pad):
+            return None
+        return Geometry(self.kernel, 1, pad, self.dilate, self.groups)
 
 
 def _tuple(value, n, name, default=None):
@@ -67,81 +89,207 @@ def pad_spatial(xp, x, pad, value=0, extra=None):
     return out
 
 
-def _im2col(xp, x, geo, out_sp):
-    """Columns ``(N, C*prod(kernel), prod(out))`` of the padded input."""
-    n, c = x.shape[:2]
-    positions = 1
+# ---- channels-last helpers ---------------------------------------------------------------
+def channels_last(xp, x):
+    """``(N, C, *spatial)`` as a C-contiguous ``(N, *spatial, C)``: free for conv outputs."""
+    return xp.ascontiguousarray(xp.moveaxis(x, 1, -1))
+
+
+def channels_first(x):
+    """The ``(N, C, *spatial)`` view of a channels-last array (no copy)."""
+    return x.transpose((0, x.ndim - 1) + tuple(range(1, x.ndim - 1)))
+
+
+# Host convolutions run a few images at a time, so each block's columns (or Winograd
+# tiles) are still in cache when the GEMM reads them. A 3x3 layer's columns are 9x its
+# input (150 MB for ResNet's first stage at batch 64); streamed through memory whole,
+# that layer's im2col forward took 40 ms, in blocks of 1-6 MB 25-28 ms, best at 3 MB
+# over all of ResNet-18's layers (2 cores, 2 MB L2 each, 32 MB L3). A block has at
+# least 256 rows, though: thinner GEMMs re-read the weight too often (the 512-channel
+# 4x4 layers' weight gradient took 23 ms in 3 MB blocks, 17 ms in 256-row ones).
+# A GPU gets one GEMM per layer.
+_HOST_BLOCK_BYTES = 3 << 20
+_MIN_BLOCK_ROWS = 256
+
+
+def _image_blocks(xp, n, bytes_per_image, rows_per_image):
+    """``(lo, hi)`` ranges of images for one block each."""
+    if xp is not np:
+        return [(0, n)]
+    step = max(_HOST_BLOCK_BYTES // max(1, bytes_per_image),
+               -(-_MIN_BLOCK_ROWS // max(1, rows_per_image)), 1)
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+def _positions(out_sp):
+    p = 1
     for o in out_sp:
-        positions *= o
-    if geo.is_pointwise:
-        return x.reshape(n, c, positions)
-    xpad = pad_spatial(xp, x, geo.pad)
-    strides = xpad.strides
+        p *= o
+    return p
+
+
+def _columns(xp, xl, geo, out_sp):
+    """im2col of channels-last ``xl``: ``(groups, N*positions, kernel*C/groups)``.
+
+    Column entries run kernel offset major, channel minor. A 1x1 stride-1 convolution
+    needs no copy at all.
+    """
+    n, c, g = xl.shape[0], xl.shape[-1], geo.groups
+    rows = n * _positions(out_sp)
+    pointwise = all(k == 1 for k in geo.kernel) and not any(geo.pad)
+    if pointwise and g == 1 and all(s == 1 for s in geo.stride):
+        return xl.reshape(1, rows, c)
     dims = len(geo.kernel)
+    if any(geo.pad):
+        padded = xp.zeros((n,) + tuple(s + 2 * p for s, p in zip(xl.shape[1:-1], geo.pad))
+                          + (c,), dtype=xl.dtype)
+        padded[(slice(None),) + tuple(slice(p, p + s) for p, s in
+                                      zip(geo.pad, xl.shape[1:-1]))] = xl
+        xl = padded
+    st = xl.strides
+    cg = c // g
+    # (group, N, *out, *kernel, C/g): every window of every output position, as a view
     view = xp.lib.stride_tricks.as_strided(
-        xpad, x.shape[:2] + geo.kernel + tuple(out_sp),
-        strides[:2] + tuple(strides[2 + i] * geo.dilate[i] for i in range(dims))
-        + tuple(strides[2 + i] * geo.stride[i] for i in range(dims)))
-    return view.reshape(n, -1, positions)
+        xl, (g, n) + tuple(out_sp) + geo.kernel + (cg,),
+        (st[-1] * cg, st[0]) + tuple(st[1 + i] * geo.stride[i] for i in range(dims))
+        + tuple(st[1 + i] * geo.dilate[i] for i in range(dims)) + (st[-1],))
+    return view.reshape(g, rows, -1)
 
 
-def _col2im(xp, cols, x_shape, geo, out_sp):
-    """Sum column gradients back into an input-shaped gradient (inverse of im2col)."""
-    n, c = x_shape[:2]
-    if geo.is_pointwise:
-        return cols.reshape(x_shape)
-    padded = x_shape[:2] + tuple(s + 2 * p for s, p in zip(x_shape[2:], geo.pad))
-    grad = xp.zeros(padded, dtype=cols.dtype)
-    cols = cols.reshape((n, c) + geo.kernel + tuple(out_sp))
-    for offset in itertools.product(*(range(k) for k in geo.kernel)):
-        target = _spatial(slice(o * d, o * d + s * (m - 1) + 1, s) for o, d, s, m in
-                          zip(offset, geo.dilate, geo.stride, out_sp))
-        grad[target] += cols[(slice(None), slice(None)) + offset]
-    return grad[_spatial(slice(p, p + s) for p, s in zip(geo.pad, x_shape[2:]))]
+def _weight_matrix(w, groups):
+    """Weight ``(F, C/g, *kernel)`` as ``(g, kernel*C/g, F/g)``, rows ordered as columns."""
+    f, cg = w.shape[:2]
+    dims = w.ndim - 2
+    wg = w.reshape((groups, f // groups, cg) + w.shape[2:])
+    return wg.transpose((0,) + tuple(range(3, 3 + dims)) + (2, 1)).reshape(groups, -1,
+                                                                           f // groups)
 
 
-def _grouped(w, groups):
-    """Weight ``(F, C/g, *k)`` as ``(g, F/g, C/g*prod(k))`` for batched matmul."""
-    return w.reshape(groups, w.shape[0] // groups, -1)
+def _grouped_rows(yl, groups):
+    """Channels-last ``(N, *sp, F)`` as ``(g, N*positions, F/g)`` (a view)."""
+    f = yl.shape[-1]
+    return yl.reshape(-1, groups, f // groups).transpose(1, 0, 2)
 
 
-def conv_forward(xp, x, w, geo):
-    """``y = conv(x, w)`` without bias; returns y of shape ``(N, F, *out)``."""
-    out_sp = geo.out_size(x.shape[2:])
+def _check_fits(x_shape, geo, out_sp):
     if any(o <= 0 for o in out_sp):
         raise MXNetError('convolution: input %s is smaller than the dilated kernel %s with '
-                         'padding %s' % (x.shape, geo.kernel, geo.pad))
-    cols = _im2col(xp, x, geo, out_sp)
-    n, g = x.shape[0], geo.groups
-    if g == 1:
-        out = xp.matmul(w.reshape(w.shape[0], -1), cols)
-    else:
-        out = xp.matmul(_grouped(w, g)[None], cols.reshape(n, g, -1, cols.shape[-1]))
-    return out.reshape((n, w.shape[0]) + out_sp)
+                         'padding %s' % (tuple(x_shape), geo.kernel, geo.pad))
 
 
-def conv_data_grad(xp, dy, w, x_shape, geo):
-    """Gradient of ``conv(x, w)`` with respect to ``x`` (also the transposed conv)."""
-    n, g = dy.shape[0], geo.groups
-    out_sp = dy.shape[2:]
-    dy = dy.reshape(n, g, dy.shape[1] // g, -1)
-    wg = _grouped(w, g)
-    cols = xp.matmul(wg.transpose(0, 2, 1)[None], dy)  # (N, g, C/g*K, P)
-    return _col2im(xp, cols.reshape(n, -1, cols.shape[-1]), x_shape, geo, out_sp)
+# ---- one convolution's weight, in the form its GEMMs read ---------------------------------
+class ConvKernel:
+    """The weight of one convolution call, prepared once for its forward and backward.
 
+    3x3 'same' layers hold the Winograd-transformed weight, the others the im2col
+    weight matrix. Arrays in and out are channels-last.
+    """
 
-def conv_weight_grad(xp, x, dy, w_shape, geo):
-    """Gradient of ``conv(x, w)`` with respect to ``w``."""
-    out_sp = dy.shape[2:]
-    cols = _im2col(xp, x, geo, out_sp)  # rebuilt: cheaper in memory than keeping it
-    n, g = x.shape[0], geo.groups
-    if g == 1:
-        return xp.tensordot(dy.reshape(n, dy.shape[1], -1), cols,
-                            axes=([0, 2], [0, 2])).reshape(w_shape)
-    cols = cols.reshape(n, g, -1, cols.shape[-1])
-    dy = dy.reshape(n, g, dy.shape[1] // g, -1)
-    grads = [xp.tensordot(dy[:, i], cols[:, i], axes=([0, 2], [0, 2])) for i in range(g)]
-    return xp.stack(grads).reshape(w_shape)
+    def __init__(self, xp, geo, w=None, winograd_u=None):
+        self.xp, self.geo, self.w = xp, geo, w
+        if winograd_u is None and winograd.applies(geo, w.shape[1] * geo.groups, w.shape[0]):
+            winograd_u = winograd.transform_weight(xp, w)
+        self.u = winograd_u
+        self.matrix = _weight_matrix(w, geo.groups) if winograd_u is None else None
+
+    def __call__(self, xl):
+        """``(N, *in, C)`` -> ``(N, *out, F)``."""
+        xp, geo = self.xp, self.geo
+        n, out_sp = xl.shape[0], geo.out_size(xl.shape[1:-1])
+        _check_fits(xl.shape, geo, out_sp)
+        weight = self.u if self.u is not None else self.matrix
+        filters = weight.shape[2] * (1 if self.u is not None else geo.groups)
+        y = xp.empty((n,) + out_sp + (filters,), xp.result_type(xl.dtype, weight.dtype))
+        if self.u is not None:
+            tiles = winograd.tiles(out_sp)
+            for lo, hi in _image_blocks(xp, n, 16 * tiles * xl.shape[-1] * xl.itemsize, tiles):
+                v = winograd.transform_input(xp, xl[lo:hi])
+                winograd.transform_output(xp, xp.matmul(v, self.u), y[lo:hi])
+            return y
+        g, k, fg = weight.shape
+        positions = _positions(out_sp)
+        for lo, hi in _image_blocks(xp, n, positions * k * g * xl.itemsize, positions):
+            cols = _columns(xp, xl[lo:hi], geo, out_sp)
+            if g == 1:
+                xp.matmul(cols[0], weight[0], out=y[lo:hi].reshape(-1, fg))
+            else:
+                _grouped_rows(y[lo:hi], g)[...] = xp.matmul(cols, weight)
+        return y
+
+    def data_grad(self, dyl, x_shape):
+        """Gradient ``(N, *in, C)`` of the input of shape ``x_shape`` (channels first)."""
+        geo = self.geo.transposed()
+        if geo is not None:
+            return self._flipped(geo)(dyl)
+        return self._col2im(dyl, x_shape)
+
+    def _flipped(self, geo):
+        """The kernel of the stride-1 convolution that computes the data gradient."""
+        if self.u is not None:
+            return ConvKernel(self.xp, geo, winograd_u=winograd.flip(self.u))
+        # (F, C/g, *k) -> (C, F/g, *k), kernel flipped
+        w, g = self.w, self.geo.groups
+        f, cg, dims = w.shape[0], w.shape[1], w.ndim - 2
+        wt = w.reshape((g, f // g, cg) + w.shape[2:]).swapaxes(1, 2)
+        wt = wt[(Ellipsis,) + (slice(None, None, -1),) * dims]
+        return ConvKernel(self.xp, geo, wt.reshape((g * cg, f // g) + w.shape[2:]))
+
+    def weight_grad(self, xl, dyl):
+        """Gradient of the weight from the input and output gradient (channels-last): a
+        sum over blocks of images, with the columns or tiles rebuilt (saves memory)."""
+        xp, geo, w_shape = self.xp, self.geo, self.w.shape
+        g, n, c = geo.groups, xl.shape[0], xl.shape[-1]
+        out_sp = dyl.shape[1:-1]
+        total = None
+        if self.u is not None:
+            tiles = winograd.tiles(out_sp)
+            for lo, hi in _image_blocks(xp, n, 16 * tiles * c * xl.itemsize, tiles):
+                v = winograd.transform_input(xp, xl[lo:hi])
+                dm = winograd.transform_output_grad(xp, dyl[lo:hi])
+                part = xp.matmul(dm.transpose(0, 2, 1), v)  # (16, F, C), summed over tiles
+                total = part if total is None else xp.add(total, part, out=total)
+            return winograd.weight_grad(xp, total)
+        k, positions = self.matrix.shape[1], _positions(out_sp)  # k = kernel * C/g
+        for lo, hi in _image_blocks(xp, n, positions * k * g * xl.itemsize, positions):
+            cols = _columns(xp, xl[lo:hi], geo, out_sp)
+            part = xp.matmul(cols.transpose(0, 2, 1), _grouped_rows(dyl[lo:hi], g))
+            total = part if total is None else xp.add(total, part, out=total)
+        # (g, *kernel, C/g, F/g) -> (F, C/g, *kernel)
+        dims = len(w_shape) - 2
+        dw = total.reshape((g,) + tuple(w_shape[2:]) + (w_shape[1], w_shape[0] // g))
+        dw = dw.transpose((0, dims + 2, dims + 1) + tuple(range(1, dims + 1)))
+        return xp.ascontiguousarray(dw).reshape(w_shape)
+
+    def _col2im(self, dyl, x_shape):
+        """Column gradients of each block of images, scattered one kernel offset at a time
+        into a padded gradient."""
+        xp, geo = self.xp, self.geo
+        g = geo.groups
+        n, out_sp, c = dyl.shape[0], dyl.shape[1:-1], x_shape[1]
+        wmat_t = self.matrix.transpose(0, 2, 1)  # (g, F/g, K*C/g)
+        dx = xp.empty((n,) + tuple(x_shape[2:]) + (c,), xp.result_type(dyl.dtype, wmat_t.dtype))
+        padded = tuple(s + 2 * p for s, p in zip(x_shape[2:], geo.pad))
+        crop = (slice(None),) + tuple(slice(p, p + s) for p, s in zip(geo.pad, x_shape[2:]))
+        dims = len(geo.kernel)
+        per_image = _positions(out_sp) * wmat_t.shape[2] * g * dx.itemsize
+        for lo, hi in _image_blocks(xp, n, per_image, _positions(out_sp)):
+            dcols = xp.matmul(_grouped_rows(dyl[lo:hi], g), wmat_t)
+            # (images, *out, *kernel, g, C/g)
+            dcols = xp.moveaxis(dcols.reshape((g, hi - lo) + out_sp + geo.kernel + (c // g,)),
+                                0, -2)
+            if any(geo.pad):
+                grad = xp.zeros((hi - lo,) + padded + (g, c // g), dtype=dx.dtype)
+            else:  # sum straight into the result
+                grad = dx[lo:hi].reshape((hi - lo,) + padded + (g, c // g))
+                grad[...] = 0
+            for offset in itertools.product(*(range(k) for k in geo.kernel)):
+                target = (slice(None),) + tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
+                                                for o, d, s, m in
+                                                zip(offset, geo.dilate, geo.stride, out_sp))
+                grad[target] += dcols[(slice(None),) * (1 + dims) + offset]
+            if any(geo.pad):
+                dx[lo:hi] = grad[crop].reshape((hi - lo,) + dx.shape[1:])
+        return dx
 
 
 def _check_conv_shapes(x, w, geo, num_filter, weight_in_axis, name):
@@ -165,10 +313,14 @@ def _bias_shape(ndim):
     return (1, -1) + (1,) * (ndim - 2)
 
 
-@register('Convolution', num_inputs=3)
+def _bias_grad(dy, use_bias):
+    return dy.sum(axis=(0,) + tuple(range(2, dy.ndim))) if use_bias else None
+
+
+@register('Convolution', num_inputs=3, takes_needs_grad=True)
 def convolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=None, pad=None,
                 num_filter=None, num_group=1, no_bias=False, layout=None, workspace=None,
-                cudnn_tune=None, cudnn_off=None):
+                cudnn_tune=None, cudnn_off=None, *, needs_grad=(True, True, True)):
     """N-D convolution: data ``(N, C, *spatial)``, weight ``(F, C/num_group, *kernel)``."""
     geo = Geometry(kernel if kernel is not None else weight.shape[2:], stride, pad, dilate,
                    num_group, layout)
@@ -177,22 +329,28 @@ def convolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=No
         raise MXNetError('Convolution: weight has %d filters but num_filter=%d'
                          % (weight.shape[0], num_filter))
     _check_conv_shapes(data, weight, geo, num_filter, 1, 'Convolution')
-    out = conv_forward(xp, data, weight, geo)
+    kernel = ConvKernel(xp, geo, weight)
+    xl = channels_last(xp, data)
+    out = channels_first(kernel(xl))
     use_bias = bias is not None and not no_bias
     if use_bias:
         out += bias.reshape(_bias_shape(out.ndim))
+    # e.g. the first layer's input needs no gradient: skip that GEMM and its col2im
+    want_dx, want_dw = needs_grad[0], needs_grad[1]
 
     def backward(dy):
-        db = dy.sum(axis=(0,) + tuple(range(2, dy.ndim))) if use_bias else None
-        return (conv_data_grad(xp, dy, weight, data.shape, geo),
-                conv_weight_grad(xp, data, dy, weight.shape, geo), db)
+        dyl = channels_last(xp, dy)
+        return (channels_first(kernel.data_grad(dyl, data.shape)) if want_dx else None,
+                kernel.weight_grad(xl, dyl) if want_dw else None,
+                _bias_grad(dy, use_bias))
     return out, backward
 
 
-@register('Deconvolution', num_inputs=3)
+@register('Deconvolution', num_inputs=3, takes_needs_grad=True)
 def deconvolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=None, pad=None,
                   adj=None, target_shape=None, num_filter=None, num_group=1, no_bias=True,
-                  layout=None, workspace=None, cudnn_tune=None, cudnn_off=None):
+                  layout=None, workspace=None, cudnn_tune=None, cudnn_off=None, *,
+                  needs_grad=(True, True, True)):
     """Transposed convolution: data ``(N, C, *spatial)``, weight ``(C, F/num_group, *kernel)``.
 
     Output size per axis: ``(in - 1) * stride - 2 * pad + dilate * (kernel - 1) + 1 + adj``.
@@ -211,13 +369,17 @@ def deconvolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=
                    zip(data.shape[2:], geo.kernel, geo.stride, geo.pad, geo.dilate, adj))
     out_shape = (data.shape[0], num_filter) + out_sp
     # The transposed conv is the data gradient of a conv from out_shape to data's shape.
-    out = conv_data_grad(xp, data, weight, out_shape, geo)
+    kernel = ConvKernel(xp, geo, weight)
+    xl = channels_last(xp, data)
+    out = channels_first(kernel.data_grad(xl, out_shape))
     use_bias = bias is not None and not no_bias
     if use_bias:
-        out = out + bias.reshape(_bias_shape(out.ndim))
+        out += bias.reshape(_bias_shape(out.ndim))
+    want_dx, want_dw = needs_grad[0], needs_grad[1]
 
     def backward(dy):
-        db = dy.sum(axis=(0,) + tuple(range(2, dy.ndim))) if use_bias else None
-        return (conv_forward(xp, dy, weight, geo),
-                conv_weight_grad(xp, dy, data, weight.shape, geo), db)
+        dyl = channels_last(xp, dy)
+        return (channels_first(kernel(dyl)) if want_dx else None,
+                kernel.weight_grad(dyl, xl) if want_dw else None,
+                _bias_grad(dy, use_bias))
     return out, backward

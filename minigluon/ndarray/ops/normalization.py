@@ -26,6 +26,41 @@ def _per_channel(v):
     return v.reshape(1, -1, 1)
 
 
+class _ChannelView:
+    """Arrays of one shape as C-contiguous ``(pre, C, post)`` views in ``like``'s memory order.
+
+    Convolution outputs are channels-last; for them ``pre`` is every other axis and
+    ``post`` is 1, so no copy is made and each per-channel pass streams rows of
+    channel vectors. Other arrays are read channels-first as ``(before, C, after)``.
+    """
+
+    def __init__(self, xp, like, axis):
+        self.xp, self.shape, self.axis = xp, like.shape, axis % like.ndim
+        moved = xp.moveaxis(like, self.axis, -1)
+        self.last = not like.flags.c_contiguous and moved.flags.c_contiguous
+        self.moved_shape = moved.shape
+
+    def of(self, a):
+        xp = self.xp
+        if self.last:
+            moved = xp.ascontiguousarray(xp.moveaxis(a, self.axis, -1))
+            return moved.reshape(-1, self.shape[self.axis], 1)
+        return xp.ascontiguousarray(a).reshape(_three_axes(self.shape, self.axis))
+
+    def back(self, a3):
+        if self.last:
+            return self.xp.moveaxis(a3.reshape(self.moved_shape), -1, self.axis)
+        return a3.reshape(self.shape)
+
+
+def _channel_sum(xp, a3, dtype):
+    """Per-channel sum of ``(pre, C, post)``; channels-last rows go through BLAS (gemv),
+    which is faster than a reduction over the outer axis and blocks its accumulation."""
+    if a3.shape[2] == 1 and a3.dtype == dtype:
+        return xp.matmul(xp.ones(a3.shape[0], dtype), a3[:, :, 0])
+    return a3.sum(axis=(0, 2), dtype=dtype)
+
+
 @register('BatchNorm', num_inputs=5)
 def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentum=0.9,
                fix_gamma=False, use_global_stats=False, output_mean_var=False, axis=1,
@@ -40,50 +75,52 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentu
     if training is None:
         training = autograd.is_training()
     shape = data.shape
-    pre, channels, post = _three_axes(shape, axis)
+    channels = shape[axis % data.ndim]
     if gamma.shape != (channels,) or beta.shape != (channels,):
         raise MXNetError('BatchNorm: gamma %s and beta %s must have shape (%d,) for data %s '
                          'with axis=%d' % (gamma.shape, beta.shape, channels, shape, axis))
     sdt = _stat_dtype(data.dtype)
-    x3 = data.reshape(pre, channels, post)
-    count = pre * post
+    view = _ChannelView(xp, data, axis)
+    x3 = view.of(data)
+    count = x3.shape[0] * x3.shape[2]
     g = xp.ones(channels, sdt) if fix_gamma else gamma.astype(sdt, copy=False)
     batch_stats = training and not use_global_stats
     if batch_stats:
-        mean = x3.sum(axis=(0, 2), dtype=sdt) / count
-        centered = x3 - _per_channel(mean).astype(data.dtype, copy=False)
-        var = xp.einsum('pcq,pcq->c', centered, centered).astype(sdt) / count
-        del centered
+        mean = _channel_sum(xp, x3, sdt) / count
+        out = x3 - _per_channel(mean).astype(data.dtype, copy=False)
+        var = xp.einsum('pcq,pcq->c', out, out).astype(sdt) / count
         moving_mean *= momentum
         moving_mean += (1 - momentum) * mean.astype(moving_mean.dtype, copy=False)
         moving_var *= momentum
         moving_var += (1 - momentum) * var.astype(moving_var.dtype, copy=False)
+        inv_std = 1 / xp.sqrt(var + eps)
+        scale = g * inv_std
+        out *= _per_channel(scale).astype(data.dtype, copy=False)  # the centred x, in place
+        out += _per_channel(beta).astype(data.dtype, copy=False)
     else:
         mean = moving_mean.astype(sdt)  # copies: later training steps update these in place
         var = moving_var.astype(sdt)
-    inv_std = 1 / xp.sqrt(var + eps)
-    scale = g * inv_std
-    shift = beta.astype(sdt, copy=False) - mean * scale
-    out = x3 * _per_channel(scale).astype(data.dtype, copy=False)
-    out += _per_channel(shift).astype(data.dtype, copy=False)
+        inv_std = 1 / xp.sqrt(var + eps)
+        scale = g * inv_std
+        out = x3 * _per_channel(scale).astype(data.dtype, copy=False)
+        out += _per_channel(beta.astype(sdt, copy=False) - mean * scale).astype(data.dtype,
+                                                                                 copy=False)
 
     def backward(dy):
-        dy3 = dy.reshape(pre, channels, post)
-        dbeta = dy3.sum(axis=(0, 2), dtype=sdt)
+        dy3 = view.of(dy)
+        dbeta = _channel_sum(xp, dy3, sdt)
         # sum(dy * xhat) per channel, from x rather than a saved xhat
         dgamma = (xp.einsum('pcq,pcq->c', dy3, x3).astype(sdt) - mean * dbeta) * inv_std
+        dx = dy3 * _per_channel(scale).astype(dy.dtype, copy=False)
         if batch_stats:
             # dx = scale * (dy - dbeta/M - xhat * dgamma/M), folded into dy*a + x*b + c
             b = -scale * inv_std * dgamma / count
             c = -scale * dbeta / count - b * mean
-            dx = dy3 * _per_channel(scale).astype(dy.dtype, copy=False)
             dx += x3 * _per_channel(b).astype(dy.dtype, copy=False)
             dx += _per_channel(c).astype(dy.dtype, copy=False)
-        else:
-            dx = dy3 * _per_channel(scale).astype(dy.dtype, copy=False)
         dg = xp.zeros_like(gamma) if fix_gamma else dgamma.astype(gamma.dtype, copy=False)
-        return dx.reshape(shape), dg, dbeta.astype(beta.dtype, copy=False), None, None
-    out = out.reshape(shape)
+        return view.back(dx), dg, dbeta.astype(beta.dtype, copy=False), None, None
+    out = view.back(out)
     if output_mean_var:
         return (out, mean, var), lambda dys: backward(dys[0])
     return out, backward

@@ -44,7 +44,12 @@ def pooling(xp, data, kernel=None, pool_type='max', stride=None, pad=None, globa
         scale = 1.0 / count if pool_type == 'avg' else 1.0
         if scale != 1.0:
             out *= scale
-        return out, lambda dy: (xp.broadcast_to(dy * scale, data.shape).astype(data.dtype),)
+
+        def backward(dy):
+            grad = xp.empty_like(data)  # in data's memory order (channels-last after a conv)
+            grad[...] = dy * scale
+            return (grad,)
+        return out, backward
 
     kernel = _tuple(kernel, dims, 'kernel')
     stride = _tuple(stride, dims, 'stride', 1) if stride else kernel

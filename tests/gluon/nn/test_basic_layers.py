@@ -123,6 +123,18 @@ def test_batchnorm_training_uses_batch_statistics_and_updates_running_ones(ctx):
     assert_almost_equal(layer.running_var.data(), 0.8 + 0.2 * var, rtol=1e-5, atol=1e-6)
 
 
+def test_batchnorm_keeps_the_channels_last_layout_of_conv_outputs(ctx):
+    x = rng.normal(2.0, 3.0, size=(4, 5, 5, 3)).astype('float32')
+    layer = nn.BatchNorm(in_channels=3)
+    layer.initialize(ctx=ctx)
+    with autograd.record():
+        out = layer(nd.array(x, ctx=ctx).transpose((0, 3, 1, 2)))  # NCHW view, NHWC memory
+    assert out._data.transpose(0, 2, 3, 1).flags.c_contiguous  # no copy for the next conv
+    ref = np.moveaxis(x, 3, 1)
+    assert_almost_equal(out, _bn_reference(ref, np.ones(3), np.zeros(3), ref.mean(axis=(0, 2, 3)),
+                                           ref.var(axis=(0, 2, 3)), 1e-5), rtol=1e-4, atol=1e-4)
+
+
 def test_batchnorm_inference_uses_running_statistics_and_leaves_them(ctx):
     x = rng.normal(size=(2, 3, 4)).astype('float32')
     layer = nn.BatchNorm(in_channels=3)

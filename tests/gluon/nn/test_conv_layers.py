@@ -8,6 +8,7 @@ import pytest
 import minigluon as mx
 from minigluon import nd
 from minigluon.gluon import nn
+from minigluon.ndarray.ops import conv_winograd
 from minigluon.test_utils import assert_almost_equal
 
 rng = np.random.RandomState(0)
@@ -115,6 +116,33 @@ def test_conv2d_matches_direct_loops(name, block_gradient):
     out = block_gradient(layer, [x])
     ref = conv_reference(x, w, b, k['stride'], k['pad'], k['dilate'], k['num_group'])
     assert_almost_equal(out, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_conv2d_winograd_layers_match_direct_loops(block_gradient, monkeypatch):
+    # 3x3 'same' kernels take the Winograd path (at any width here); odd sizes crop tiles
+    monkeypatch.setattr(conv_winograd, 'MIN_CHANNELS', 1)
+    x = rng.normal(size=(2, 4, 5, 6))
+    layer = _init64(nn.Conv2D(3, 3, padding=1), x.shape)
+    w, b = _params(layer)
+    out = block_gradient(layer, [x])
+    ref = conv_reference(x, w, b, (1, 1), (1, 1), (1, 1), 1)
+    assert_almost_equal(out, ref, rtol=1e-10, atol=1e-12)
+    layer.cast('float32')  # and in float32 it differs from the exact result by rounding only
+    out32 = layer(nd.array(x, dtype='float32'))
+    assert_almost_equal(out32, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_output_is_channels_last_and_keeps_its_values():
+    x = rng.normal(size=(2, 3, 4, 5)).astype('float32')
+    layer = nn.Conv2D(6, 3, padding=1, in_channels=3)
+    layer.initialize(mx.init.Xavier())
+    out = layer(nd.array(x))
+    # channels-last memory, so the next convolution reads it without a copy
+    assert np.moveaxis(out._data, 1, -1).flags.c_contiguous
+    assert out.asnumpy().flags.c_contiguous
+    w, b = layer.weight.data().asnumpy(), layer.bias.data().asnumpy()
+    assert_almost_equal(out, conv_reference(x, w, b, (1, 1), (1, 1), (1, 1), 1), rtol=1e-4,
+                        atol=1e-5)
 
 
 def test_conv2d_on_every_context_and_with_activation(ctx):
