@@ -13,6 +13,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -126,6 +128,18 @@ class Cluster:
                                                                            self.all_output())
         assert not alive_with(self.marker), 'processes outlived the job'
         return codes
+
+
+def wait_for_output(job, names, text, timeout=30):
+    """Wait until every process in ``names`` has printed ``text`` (fail if one exits)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(text in job.output(n) for n in names):
+            return
+        if any(p.poll() is not None for p in job.procs.values()):
+            break
+        time.sleep(0.05)
+    pytest.fail('%r not printed by %s\n%s' % (text, names, job.all_output()))
 
 
 def results(cluster, name):

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from .cluster import Cluster, alive_with, results
+from .cluster import Cluster, alive_with, results, wait_for_output
 
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 
@@ -29,17 +29,6 @@ for step in range(20000):                 # far longer than any test waits
         print('STARTED', flush=True)
 print('FINISHED', flush=True)
 '''
-
-
-def wait_for_output(job, names, text, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(text in job.output(n) for n in names):
-            return
-        if any(p.poll() is not None for p in job.procs.values()):
-            break
-        time.sleep(0.05)
-    pytest.fail('%r not printed by %s\n%s' % (text, names, job.all_output()))
 
 
 def assert_everyone_stops(job, others, culprit):

@@ -11,7 +11,7 @@ import pytest
 from minigluon.kvstore import wire
 from minigluon.kvstore.wire import Message
 
-from .cluster import Cluster, alive_with, results
+from .cluster import Cluster, alive_with, results, wait_for_output
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 
@@ -125,17 +125,6 @@ def attack(ports, rng, job_secret):
         time.sleep(1.0)  # let every byte arrive while the sockets are still open
     finally:
         ctx.destroy(linger=0)
-
-
-def wait_for_output(job, names, text, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(text in job.output(n) for n in names):
-            return
-        if any(p.poll() is not None for p in job.procs.values()):
-            break
-        time.sleep(0.05)
-    pytest.fail('%r not printed by %s\n%s' % (text, names, job.all_output()))
 
 
 def test_a_peer_without_the_secret_cannot_crash_change_or_stop_the_job(tmp_path):

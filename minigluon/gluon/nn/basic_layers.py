@@ -193,6 +193,16 @@ class BatchNorm(HybridBlock):
         return _norm_repr(self, self._kwargs)
 
 
+def _add_affine(block, center, scale, beta_initializer, gamma_initializer, in_channels):
+    """The learned per-channel ``gamma`` and ``beta`` of LayerNorm and InstanceNorm."""
+    block.gamma = Parameter('gamma', grad_req='write' if scale else 'null',
+                            shape=(in_channels,), init=gamma_initializer,
+                            allow_deferred_init=True)
+    block.beta = Parameter('beta', grad_req='write' if center else 'null',
+                           shape=(in_channels,), init=beta_initializer,
+                           allow_deferred_init=True)
+
+
 class LayerNorm(HybridBlock):
     """Normalizes each sample over ``axis``, then applies a learned ``gamma``, ``beta``."""
 
@@ -200,12 +210,7 @@ class LayerNorm(HybridBlock):
                  beta_initializer='zeros', gamma_initializer='ones', in_channels=0, **kwargs):
         super().__init__(**kwargs)
         self._kwargs = {'eps': epsilon, 'axis': axis, 'center': center, 'scale': scale}
-        self.gamma = Parameter('gamma', grad_req='write' if scale else 'null',
-                               shape=(in_channels,), init=gamma_initializer,
-                               allow_deferred_init=True)
-        self.beta = Parameter('beta', grad_req='write' if center else 'null',
-                              shape=(in_channels,), init=beta_initializer,
-                              allow_deferred_init=True)
+        _add_affine(self, center, scale, beta_initializer, gamma_initializer, in_channels)
 
     def infer_shape(self, x, *args):
         self.gamma.shape = self.beta.shape = (x.shape[self._kwargs['axis']],)
@@ -224,12 +229,7 @@ class InstanceNorm(HybridBlock):
                  beta_initializer='zeros', gamma_initializer='ones', in_channels=0, **kwargs):
         super().__init__(**kwargs)
         self._kwargs = {'eps': epsilon, 'axis': axis, 'center': center, 'scale': scale}
-        self.gamma = Parameter('gamma', grad_req='write' if scale else 'null',
-                               shape=(in_channels,), init=gamma_initializer,
-                               allow_deferred_init=True)
-        self.beta = Parameter('beta', grad_req='write' if center else 'null',
-                              shape=(in_channels,), init=beta_initializer,
-                              allow_deferred_init=True)
+        _add_affine(self, center, scale, beta_initializer, gamma_initializer, in_channels)
 
     def infer_shape(self, x, *args):
         self.gamma.shape = self.beta.shape = (x.shape[self._kwargs['axis']],)
