@@ -63,6 +63,17 @@ def pair_up(keys, values, what='value'):
     return [(check_key(keys), as_value_list(values, what))]
 
 
+def check_shapes(key, arrays, shape, action):
+    """Every array of a push (``action='push'``) or pull must have the key's shape."""
+    for a in arrays:
+        if a.shape != shape:
+            if action == 'push':
+                raise MXNetError('kvstore: push to key %r with shape %s, but it was '
+                                 'initialised with shape %s' % (key, a.shape, shape))
+            raise MXNetError('kvstore: pull of key %r with shape %s into an array of '
+                             'shape %s' % (key, shape, a.shape))
+
+
 class KVStoreBase:
     """The API every kvstore offers (MXNet's KVStore)."""
 

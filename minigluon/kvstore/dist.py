@@ -26,7 +26,7 @@ from ..ndarray.ndarray import NDArray
 from ..ndarray.serialization import atomic_write
 from ..optimizer import Optimizer
 from . import compression
-from .base import KVStoreBase, pair_up
+from .base import KVStoreBase, check_shapes, pair_up
 from .config import Config
 from .local import sum_on
 from .node import ClusterError, Node
@@ -207,10 +207,7 @@ class DistKVStore(Node, KVStoreBase):
         self._raise_deferred()
         for k, values in pair_up(key, value):
             meta = self._meta(k)
-            for v in values:
-                if v.shape != meta.shape:
-                    raise MXNetError('kvstore: push to key %r with shape %s, but it was '
-                                     'initialised with shape %s' % (k, v.shape, meta.shape))
+            check_shapes(k, values, meta.shape, 'push')
             flat = self._merged_host_value(values).astype(meta.dtype, copy=False).reshape(-1)
             for part in meta.parts:
                 data, body = flat[part.start:part.stop], None
@@ -234,10 +231,7 @@ class DistKVStore(Node, KVStoreBase):
         jobs = []
         for k, outs in pair_up(key, out, what='out'):
             meta = self._meta(k)
-            for o in outs:
-                if o.shape != meta.shape:
-                    raise MXNetError('kvstore: pull of key %r with shape %s into an array of '
-                                     'shape %s' % (k, meta.shape, o.shape))
+            check_shapes(k, outs, meta.shape, 'pull')
             pendings = [self._request('server:%d' % part.server,
                                       Message('pull', '', key=k, part=part.index),
                                       'pull of key %r' % (k,)) for part in meta.parts]

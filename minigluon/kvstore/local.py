@@ -10,7 +10,7 @@ from ..ndarray.ndarray import NDArray
 from ..ndarray.serialization import atomic_write
 from ..optimizer import Optimizer, Updater, get_updater
 from . import compression
-from .base import KVStoreBase, pair_up, register
+from .base import KVStoreBase, check_shapes, pair_up, register
 
 
 def sum_on(values, ctx):
@@ -54,10 +54,7 @@ class LocalKVStore(KVStoreBase):
         """Sum the values pushed for each key, then update or overwrite the stored value."""
         for k, values in pair_up(key, value):
             stored = self._stored(k)
-            for v in values:
-                if v.shape != stored.shape:
-                    raise MXNetError('kvstore: push to key %r with shape %s, but it was '
-                                     'initialised with shape %s' % (k, v.shape, stored.shape))
+            check_shapes(k, values, stored.shape, 'push')
             if self._compression is not None:
                 values = [self._compressed(k, i, v) for i, v in enumerate(values)]
             merged = sum_on(values, stored.context)
@@ -83,10 +80,8 @@ class LocalKVStore(KVStoreBase):
             raise MXNetError('kvstore.pull needs out=NDArray (or a list of them)')
         for k, outs in pair_up(key, out, what='out'):
             stored = self._stored(k)
+            check_shapes(k, outs, stored.shape, 'pull')
             for o in outs:
-                if o.shape != stored.shape:
-                    raise MXNetError('kvstore: pull of key %r with shape %s into an array of '
-                                     'shape %s' % (k, stored.shape, o.shape))
                 stored.copyto(o)
 
     def set_optimizer(self, optimizer):

@@ -31,7 +31,15 @@ def _downsample_v1(channels, stride, in_channels):
     return out
 
 
-class BasicBlockV1(HybridBlock):
+class _ResidualV1(HybridBlock):
+    """V1 blocks: ``relu(body(x) + shortcut(x))``, the shortcut downsampling when needed."""
+
+    def hybrid_forward(self, F, x):
+        residual = self.downsample(x) if self.downsample is not None else x
+        return F.Activation(self.body(x) + residual, act_type='relu')
+
+
+class BasicBlockV1(_ResidualV1):
     """Two 3x3 convolutions with BatchNorm, ReLU after the residual sum (ResNet-18/34 V1)."""
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
@@ -41,12 +49,8 @@ class BasicBlockV1(HybridBlock):
                       nn.Activation('relu'), _conv3x3(channels, 1, channels), nn.BatchNorm())
         self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
 
-    def hybrid_forward(self, F, x):
-        residual = self.downsample(x) if self.downsample is not None else x
-        return F.Activation(self.body(x) + residual, act_type='relu')
 
-
-class BottleneckV1(HybridBlock):
+class BottleneckV1(_ResidualV1):
     """1x1 reduce, 3x3, 1x1 expand, each with BatchNorm (ResNet-50+ V1)."""
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
@@ -57,10 +61,6 @@ class BottleneckV1(HybridBlock):
                       nn.BatchNorm(), nn.Activation('relu'),
                       nn.Conv2D(channels, kernel_size=1, strides=1), nn.BatchNorm())
         self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
-
-    def hybrid_forward(self, F, x):
-        residual = self.downsample(x) if self.downsample is not None else x
-        return F.Activation(self.body(x) + residual, act_type='relu')
 
 
 class BasicBlockV2(HybridBlock):
