@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import autograd
 from ..base import MXNetError, shape_str
+from .accumulate import sum_over
 
 _OPS = {}
 
@@ -172,12 +173,11 @@ def unbroadcast(xp, grad, shape):
         return grad
     extra = grad.ndim - len(shape)
     if extra < 0:
-        grad = grad.reshape((1,) * -extra + grad.shape)
-    elif extra:
-        grad = grad.sum(axis=tuple(range(extra)))
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+        grad, extra = grad.reshape((1,) * -extra + grad.shape), 0
+    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
+                                       if n == 1 and grad.shape[extra + i] != 1)
     if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
+        grad = sum_over(xp, grad, axes) if grad.dtype.kind == 'f' else grad.sum(axis=axes)
     return grad.reshape(shape)
 
 

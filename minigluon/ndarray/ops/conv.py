@@ -21,6 +21,7 @@ import itertools
 import numpy as np
 
 from ...base import MXNetError
+from ..accumulate import sum_over
 from ..registry import register
 from . import conv_winograd as winograd
 
@@ -313,8 +314,8 @@ def _bias_shape(ndim):
     return (1, -1) + (1,) * (ndim - 2)
 
 
-def _bias_grad(dy, use_bias):
-    return dy.sum(axis=(0,) + tuple(range(2, dy.ndim))) if use_bias else None
+def _bias_grad(xp, dy, use_bias):
+    return sum_over(xp, dy, (0,) + tuple(range(2, dy.ndim))) if use_bias else None
 
 
 @register('Convolution', num_inputs=3, takes_needs_grad=True)
@@ -342,7 +343,7 @@ def convolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=No
         dyl = channels_last(xp, dy)
         return (channels_first(kernel.data_grad(dyl, data.shape)) if want_dx else None,
                 kernel.weight_grad(xl, dyl) if want_dw else None,
-                _bias_grad(dy, use_bias))
+                _bias_grad(xp, dy, use_bias))
     return out, backward
 
 
@@ -381,5 +382,5 @@ def deconvolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=
         dyl = channels_last(xp, dy)
         return (channels_first(kernel(dyl)) if want_dx else None,
                 kernel.weight_grad(dyl, xl) if want_dw else None,
-                _bias_grad(dy, use_bias))
+                _bias_grad(xp, dy, use_bias))
     return out, backward

@@ -3,6 +3,7 @@ import math
 
 from ... import autograd
 from ...base import MXNetError
+from ..accumulate import sum_over
 from ..registry import register
 from . import elemwise
 from .indexing import scatter_add
@@ -29,7 +30,7 @@ def fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False,
     def backward(dy):
         dy2 = dy.reshape(-1, num_hidden)
         return (xp.matmul(dy2, weight).reshape(data.shape), xp.matmul(dy2.T, x),
-                dy2.sum(axis=0) if use_bias else None)
+                sum_over(xp, dy2, (0,)) if use_bias else None)
     return out.reshape(out_shape), backward
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from ... import autograd
 from ...base import MXNetError
 from ..registry import register
+from ..accumulate import channel_dots, channel_sums, sum_over
 
 
 def _three_axes(shape, axis):
@@ -53,14 +54,6 @@ class _ChannelView:
         return a3.reshape(self.shape)
 
 
-def _channel_sum(xp, a3, dtype):
-    """Per-channel sum of ``(pre, C, post)``; channels-last rows go through BLAS (gemv),
-    which is faster than a reduction over the outer axis and blocks its accumulation."""
-    if a3.shape[2] == 1 and a3.dtype == dtype:
-        return xp.matmul(xp.ones(a3.shape[0], dtype), a3[:, :, 0])
-    return a3.sum(axis=(0, 2), dtype=dtype)
-
-
 @register('BatchNorm', num_inputs=5)
 def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentum=0.9,
                fix_gamma=False, use_global_stats=False, output_mean_var=False, axis=1,
@@ -86,9 +79,9 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentu
     g = xp.ones(channels, sdt) if fix_gamma else gamma.astype(sdt, copy=False)
     batch_stats = training and not use_global_stats
     if batch_stats:
-        mean = _channel_sum(xp, x3, sdt) / count
+        mean = channel_sums(xp, x3, sdt) / count
         out = x3 - _per_channel(mean).astype(data.dtype, copy=False)
-        var = xp.einsum('pcq,pcq->c', out, out).astype(sdt) / count
+        var = channel_dots(xp, out, out, sdt) / count  # two passes: no cancellation
         moving_mean *= momentum
         moving_mean += (1 - momentum) * mean.astype(moving_mean.dtype, copy=False)
         moving_var *= momentum
@@ -108,16 +101,17 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentu
 
     def backward(dy):
         dy3 = view.of(dy)
-        dbeta = _channel_sum(xp, dy3, sdt)
-        # sum(dy * xhat) per channel, from x rather than a saved xhat
-        dgamma = (xp.einsum('pcq,pcq->c', dy3, x3).astype(sdt) - mean * dbeta) * inv_std
+        dbeta = channel_sums(xp, dy3, sdt)
+        # x - mean, not x: sum(dy * x) - mean * sum(dy) cancels when |mean| >> std
+        centred = x3 - _per_channel(mean).astype(x3.dtype, copy=False)
+        dgamma = channel_dots(xp, dy3, centred, sdt) * inv_std  # sum(dy * xhat)
         dx = dy3 * _per_channel(scale).astype(dy.dtype, copy=False)
         if batch_stats:
-            # dx = scale * (dy - dbeta/M - xhat * dgamma/M), folded into dy*a + x*b + c
-            b = -scale * inv_std * dgamma / count
-            c = -scale * dbeta / count - b * mean
-            dx += x3 * _per_channel(b).astype(dy.dtype, copy=False)
-            dx += _per_channel(c).astype(dy.dtype, copy=False)
+            # dx = scale * (dy - dbeta/M - xhat * dgamma/M)
+            centred *= _per_channel(-scale * inv_std * dgamma / count).astype(dy.dtype,
+                                                                             copy=False)
+            dx += centred
+            dx -= _per_channel(scale * dbeta / count).astype(dy.dtype, copy=False)
         dg = xp.zeros_like(gamma) if fix_gamma else dgamma.astype(gamma.dtype, copy=False)
         return view.back(dx), dg, dbeta.astype(beta.dtype, copy=False), None, None
     out = view.back(out)
@@ -129,20 +123,21 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentu
 def _normalize_along(xp, x3, gamma, beta, reduce_axis, eps):
     """Normalise ``x3`` over ``reduce_axis`` and apply a per-channel (axis 1) affine."""
     sdt = _stat_dtype(x3.dtype)
-    mean = x3.mean(axis=reduce_axis, keepdims=True, dtype=sdt)
-    centered = x3 - mean
-    inv_std = 1 / xp.sqrt((centered * centered).mean(axis=reduce_axis, keepdims=True) + eps)
+    count = x3.shape[reduce_axis]
+
+    def mean(a):
+        return sum_over(xp, a, (reduce_axis,), sdt, keepdims=True) / count
+    centered = x3 - mean(x3)
+    inv_std = 1 / xp.sqrt(mean(centered * centered) + eps)
     xhat = (centered * inv_std).astype(x3.dtype, copy=False)
     g, b = _per_channel(gamma), _per_channel(beta)
     out = xhat * g + b
-    sum_axes = tuple(a for a in (0, 1, 2) if a != 1)
 
     def backward(dy3):
         dxhat = dy3 * g
-        dx = inv_std * (dxhat - dxhat.mean(axis=reduce_axis, keepdims=True)
-                        - xhat * (dxhat * xhat).mean(axis=reduce_axis, keepdims=True))
-        dgamma = (dy3 * xhat).sum(axis=sum_axes)
-        dbeta = dy3.sum(axis=sum_axes)
+        dx = inv_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+        dgamma = channel_dots(xp, dy3, xhat, sdt)
+        dbeta = channel_sums(xp, dy3, sdt)
         return dx.astype(x3.dtype, copy=False), dgamma.astype(gamma.dtype, copy=False), \
             dbeta.astype(beta.dtype, copy=False)
     return out.astype(x3.dtype, copy=False), backward

@@ -7,6 +7,7 @@ vectorised passes and no Python loop runs over batch or pixels.
 import itertools
 
 from ...base import MXNetError
+from ..accumulate import sum_over
 from ..registry import register
 from .conv import _spatial, _tuple, pad_spatial
 
@@ -40,7 +41,7 @@ def pooling(xp, data, kernel=None, pool_type='max', stride=None, pad=None, globa
         count = 1
         for n in data.shape[2:]:
             count *= n
-        out = data.sum(axis=axes, keepdims=True)
+        out = sum_over(xp, data, axes, keepdims=True)
         scale = 1.0 / count if pool_type == 'avg' else 1.0
         if scale != 1.0:
             out *= scale

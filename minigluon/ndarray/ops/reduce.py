@@ -1,6 +1,7 @@
 """Reductions over axes: sum, mean, prod, max, min, norm, argmax, argmin."""
 from ...base import MXNetError
 from ..registry import register
+from ..accumulate import sum_over
 
 
 def _axes(ndim, axis, exclude=False):
@@ -48,7 +49,9 @@ def _reduction(name, doc):
 
 @_reduction('sum', 'Sum over ``axis``.')
 def _sum(xp, x, axes):
-    return x.sum(axis=axes, keepdims=True), lambda dy: xp.broadcast_to(dy, x.shape)
+    y = sum_over(xp, x, axes, keepdims=True) if x.dtype.kind == 'f' else \
+        x.sum(axis=axes, keepdims=True)
+    return y, lambda dy: xp.broadcast_to(dy, x.shape)
 
 
 @_reduction('nansum', 'Sum over ``axis`` treating NaN as zero.')
@@ -62,7 +65,12 @@ def _mean(xp, x, axes):
     count = 1
     for a in axes:
         count *= x.shape[a]
-    return x.mean(axis=axes, keepdims=True), \
+    if x.dtype.kind == 'f':  # float16 accumulates in float32, as numpy's mean does
+        y = sum_over(xp, x, axes, 'float32' if x.dtype == 'float16' else None, keepdims=True)
+        y = y / max(count, 1)
+    else:
+        y = x.mean(axis=axes, keepdims=True)
+    return y, \
         lambda dy: xp.broadcast_to(dy / max(count, 1), x.shape)
 
 

@@ -1,0 +1,262 @@
+"""The op table's test cases, shared by the float64 gradient check
+(``test_op_gradients.py``) and the float32-against-float64 check
+(``test_op_float32.py``).
+
+``CASES`` maps each differentiable op to one or more cases: a function of NDArrays and
+its inputs (float64 numpy arrays), chosen away from the op's kinks and ties so that
+finite differences and a change of precision both leave its branches alone.
+"""
+import numpy as np
+
+import minigluon as mx
+from minigluon import nd
+from minigluon.ndarray.ops import conv_winograd
+
+rng = np.random.RandomState(0)
+
+
+def r(*shape, low=-1.0, high=1.0):
+    return rng.uniform(low, high, size=shape)
+
+
+def away_from_zero(*shape):
+    """Values in ±[0.2, 1]: no kinks of abs/relu/sign within the finite-difference step."""
+    return rng.uniform(0.2, 1.0, size=shape) * rng.choice([-1, 1], size=shape)
+
+
+def between_integers(*shape):
+    """Values k + 0.2..0.4: away from the jumps of floor/ceil/round."""
+    return rng.randint(-3, 3, size=shape) + rng.uniform(0.2, 0.4, size=shape)
+
+
+def distinct(*shape):
+    """A permutation of well-separated values, so max/sort/topk have no ties."""
+    return rng.permutation(np.arange(int(np.prod(shape)), dtype=np.float64)).reshape(shape) * 0.1
+
+
+def weighted(x, *shape):
+    """``x`` times fixed, non-uniform weights, so a permutation or softmax shows in the sum."""
+    w = np.cos(np.arange(int(np.prod(shape)))).reshape(shape) + 1.5
+    return x * nd.array(w, ctx=x.context, dtype=x.dtype)
+
+
+def _winograd(fn):
+    """``fn`` with Winograd for every 3x3 'same' convolution, however few its channels."""
+    def run(*args):
+        saved, conv_winograd.MIN_CHANNELS = conv_winograd.MIN_CHANNELS, 1
+        try:
+            return fn(*args)
+        finally:
+            conv_winograd.MIN_CHANNELS = saved
+    return run
+
+
+class Case:
+    def __init__(self, fn, *inputs, grad_nodes=None, rtol=1e-4, atol=1e-6):
+        self.fn, self.inputs, self.grad_nodes = fn, inputs, grad_nodes
+        self.rtol, self.atol = rtol, atol
+
+
+C = Case
+CASES = {
+    # arithmetic, with broadcasting and scalars on either side
+    'add': [C(lambda a, b: a + b, r(2, 3), r(3)), C(lambda a: 2 + a, r(2, 2)),
+            C(lambda a, b: nd.add(a, b), r(2, 1, 3), r(4, 1))],
+    'subtract': [C(lambda a, b: a - b, r(2, 3), r(2, 1)), C(lambda a: 1 - a, r(3))],
+    'multiply': [C(lambda a, b: a * b, r(2, 3), r(3)), C(lambda a: a * 3, r(4))],
+    'divide': [C(lambda a, b: a / b, r(2, 3), away_from_zero(2, 3)),
+               C(lambda a: 2 / a, away_from_zero(3)), C(lambda a: a / 4, r(3))],
+    'mod': [C(lambda a, b: a % b, r(3, low=0.1, high=0.9) + 3, np.full(3, 1.3), rtol=1e-3)],
+    'power': [C(lambda a, b: a ** b, r(2, 3, low=0.5, high=2), r(2, 3)),
+              C(lambda a: a ** 3, r(4)), C(lambda a: 2 ** a, r(4))],
+    'maximum': [C(lambda a, b: nd.maximum(a, b), distinct(2, 3), distinct(2, 3) + 0.05),
+                C(lambda a: nd.maximum(a, 0.1), away_from_zero(5))],
+    'minimum': [C(lambda a, b: nd.minimum(a, b), distinct(2, 3), distinct(3) + 0.05)],
+    'hypot': [C(lambda a, b: nd.hypot(a, b), away_from_zero(3), away_from_zero(3))],
+    # unary maths
+    'negative': [C(lambda a: -a, r(2, 3))],
+    'abs': [C(lambda a: a.abs(), away_from_zero(2, 3))],
+    'sign': [C(lambda a: a.sign() * a, away_from_zero(5))],
+    'floor': [C(lambda a: a.floor() + a, between_integers(5))],
+    'ceil': [C(lambda a: a.ceil() * a, between_integers(5))],
+    'round': [C(lambda a: a.round() + a * a, between_integers(5))],
+    'sqrt': [C(lambda a: a.sqrt(), r(2, 3, low=0.5, high=2))],
+    'rsqrt': [C(lambda a: a.rsqrt(), r(2, 3, low=0.5, high=2))],
+    'exp': [C(lambda a: a.exp(), r(2, 3))],
+    'expm1': [C(lambda a: a.expm1(), r(2, 3))],
+    'log': [C(lambda a: a.log(), r(2, 3, low=0.5, high=2))],
+    'log1p': [C(lambda a: a.log1p(), r(2, 3, low=-0.5, high=2))],
+    'square': [C(lambda a: a.square(), r(2, 3))],
+    'reciprocal': [C(lambda a: a.reciprocal(), away_from_zero(2, 3))],
+    'sin': [C(lambda a: a.sin(), r(4))],
+    'cos': [C(lambda a: a.cos(), r(4))],
+    'relu': [C(lambda a: a.relu(), away_from_zero(3, 4))],
+    'sigmoid': [C(lambda a: a.sigmoid(), r(3, 4) * 4)],
+    'tanh': [C(lambda a: a.tanh(), r(3, 4) * 2)],
+    'softrelu': [C(lambda a: a.softrelu(), r(3, 4) * 4)],
+    'softsign': [C(lambda a: nd.softsign(a), away_from_zero(3, 4))],
+    'clip': [C(lambda a: a.clip(-0.5, 0.5), np.array([-0.9, -0.3, 0.1, 0.45, 0.8]))],
+    'cast': [C(lambda a: a.astype('float32') * 1, r(5), rtol=1e-2, atol=1e-3)],
+    'copy': [C(lambda a: a.copy() * a, r(5))],
+    '_copyto': [C(lambda a: a.as_in_context(mx.cpu(1)) * 2, r(2, 3))],
+    # reductions
+    'sum': [C(lambda a: a.sum(), r(2, 3)), C(lambda a: a.sum(axis=1, keepdims=True), r(2, 3, 2)),
+            C(lambda a: nd.sum(a, axis=(0, 2)), r(2, 3, 2)),
+            C(lambda a: a.sum(axis=1, exclude=True), r(2, 3, 2))],
+    'nansum': [C(lambda a: nd.nansum(a, axis=0), r(3, 2))],
+    'mean': [C(lambda a: a.mean(), r(2, 3)), C(lambda a: a.mean(axis=-1), r(2, 3))],
+    'prod': [C(lambda a: a.prod(axis=1), r(2, 4)), C(lambda a: a.prod(), r(2, 3)),
+             C(lambda a: a.prod(axis=(0, 2)), r(2, 2, 3))],
+    'max': [C(lambda a: a.max(axis=1), distinct(3, 4)), C(lambda a: a.max(), distinct(2, 3))],
+    'min': [C(lambda a: a.min(axis=0, keepdims=True), distinct(3, 4))],
+    'norm': [C(lambda a: a.norm(), r(2, 3)), C(lambda a: a.norm(axis=1), r(2, 3)),
+             C(lambda a: a.norm(ord=1, axis=0), away_from_zero(2, 3))],
+    # shapes
+    'reshape': [C(lambda a: weighted(a.reshape((3, -1)), 3, 2), r(2, 3)),
+                C(lambda a: a.reshape(0, -1), r(2, 3, 2)), C(lambda a: a.reshape(-3, 2), r(2, 3, 2))],
+    'flatten': [C(lambda a: a.flatten(), r(2, 3, 2))],
+    'transpose': [C(lambda a: a.T, r(2, 3)), C(lambda a: a.transpose((1, 2, 0)), r(2, 3, 4))],
+    'swapaxes': [C(lambda a: a.swapaxes(0, 2), r(2, 3, 4))],
+    'expand_dims': [C(lambda a: a.expand_dims(1), r(2, 3))],
+    'squeeze': [C(lambda a: a.squeeze(), r(2, 1, 3)), C(lambda a: a.squeeze(axis=1), r(2, 1, 1))],
+    'broadcast_to': [C(lambda a: a.broadcast_to((2, 3, 4)), r(3, 1)),
+                     C(lambda a: a.broadcast_to((0, 4)), r(2, 1))],
+    'broadcast_like': [C(lambda a, b: nd.broadcast_like(a, b), r(1, 3), r(2, 3), grad_nodes=[0])],
+    'tile': [C(lambda a: a.tile((2, 3)), r(2, 2)), C(lambda a: a.tile(2), r(2, 3)),
+             C(lambda a: a.tile((2, 1, 1)), r(2, 3))],
+    'repeat': [C(lambda a: a.repeat(2, axis=1), r(2, 3)), C(lambda a: a.repeat(3), r(2, 2))],
+    'concat': [C(lambda a, b: nd.concat(a, b), r(2, 2), r(2, 3)),
+               C(lambda a, b, c: nd.concat(a, b, c, dim=0), r(1, 2), r(2, 2), r(1, 2))],
+    'stack': [C(lambda a, b: nd.stack(a, b, axis=1), r(2, 3), r(2, 3))],
+    'split': [C(lambda a: nd.split(a, 3, axis=1)[1] * 2 + nd.split(a, 3, axis=1)[2], r(2, 3)),
+              C(lambda a: nd.split(a, 2, axis=0, squeeze_axis=True), r(2, 3)),
+              C(lambda a: nd.split(a, 1), r(2, 3))],
+    'slice_axis': [C(lambda a: nd.slice_axis(a, axis=1, begin=1, end=3), r(2, 4))],
+    # indexing
+    '_getitem': [C(lambda a: a[1], r(3, 2)), C(lambda a: a[:, ::2], r(2, 5)),
+                 C(lambda a: a[None, ..., 1:], r(2, 3)),
+                 C(lambda a: a[nd.array([0, 2, 0], dtype='int64')], r(3, 2)),
+                 C(lambda a: a[[1, 1, 0], [0, 1, 1]], r(2, 2)),
+                 C(lambda a: a[nd.array([True, False, True], dtype='bool')], r(3, 2))],
+    '_setitem': [C(lambda a, b: _assign(a, b), r(3, 4), r(2, 4))],
+    'take': [C(lambda a: nd.take(a, nd.array([0, 2, 2, 1])), r(3, 2)),
+             C(lambda a: nd.take(a, nd.array([[0, 3], [1, 1]]), axis=1, mode='wrap'), r(2, 3))],
+    'pick': [C(lambda a: nd.pick(a, nd.array([0, 2, 1])), r(3, 3)),
+             C(lambda a: nd.pick(a, nd.array([1, 0]), axis=0, keepdims=True), r(2, 2))],
+    'where': [C(lambda c, x, y: nd.where(c, x, y), np.array([[1, 0], [0, 1.]]), r(2, 2), r(2, 2),
+                grad_nodes=[1, 2]),
+              C(lambda c, x, y: nd.where(c, x, y), np.array([1, 0, 1.]), r(3, 2), r(3, 2),
+                grad_nodes=[1, 2])],
+    'sort': [C(lambda a: weighted(nd.sort(a), 2, 4), distinct(2, 4)),
+             C(lambda a: weighted(nd.sort(a, axis=0, is_ascend=False), 3, 2), distinct(3, 2))],
+    'topk': [C(lambda a: weighted(nd.topk(a, k=2, ret_typ='value'), 3, 2), distinct(3, 4)),
+             C(lambda a: nd.topk(a, axis=0, k=1, ret_typ='both')[0], distinct(3, 4))],
+    # products and normalisation
+    'dot': [C(lambda a, b: nd.dot(a, b), r(2, 3), r(3, 4)),
+            C(lambda a, b: nd.dot(a, b, transpose_a=True, transpose_b=True), r(3, 2), r(4, 3)),
+            C(lambda a, b: nd.dot(a, b), r(3), r(3)), C(lambda a, b: nd.dot(a, b), r(2, 3), r(3)),
+            C(lambda a, b: nd.dot(a, b), r(2, 2, 3), r(3, 2, 2))],
+    'batch_dot': [C(lambda a, b: nd.batch_dot(a, b), r(2, 2, 3), r(2, 3, 4)),
+                  C(lambda a, b: nd.batch_dot(a, b, transpose_a=True, transpose_b=True),
+                    r(2, 3, 2), r(2, 4, 3))],
+    'softmax': [C(lambda a: weighted(a.softmax(), 2, 5), r(2, 5)),
+                C(lambda a: weighted(nd.softmax(a, axis=0, temperature=2.0), 3, 2), r(3, 2))],
+    'log_softmax': [C(lambda a: weighted(a.log_softmax(), 2, 5), r(2, 5) * 3),
+                    C(lambda a: weighted(nd.log_softmax(a, axis=0, temperature=0.5), 3, 2),
+                      r(3, 2))],
+    # layers
+    'FullyConnected': [
+        C(lambda x, w, b: nd.FullyConnected(x, w, b, num_hidden=3), r(2, 2, 2), r(3, 4), r(3)),
+        C(lambda x, w: nd.FullyConnected(x, w, None, num_hidden=2, no_bias=True, flatten=False),
+          r(2, 3, 4), r(2, 4))],
+    'Convolution': [
+        C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1), num_filter=2),
+          r(2, 3, 5, 4), r(2, 3, 3, 3), r(2)),
+        C(lambda x, w: nd.Convolution(x, w, None, kernel=(3, 2), stride=(2, 1), dilate=(1, 2),
+                                      pad=(1, 0), num_filter=4, num_group=2, no_bias=True),
+          r(1, 4, 6, 5), r(4, 2, 3, 2)),
+        C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3,), stride=(2,), pad=(1,),
+                                         num_filter=2, layout='NCW'), r(2, 2, 7), r(2, 2, 3), r(2)),
+        C(lambda x, w: nd.Convolution(x, w, kernel=(1, 1), num_filter=3, no_bias=True),
+          r(2, 2, 3, 3), r(3, 2, 1, 1)),
+        # 3x3, stride 1, pad 1: Winograd F(2x2, 3x3), odd sizes cropped
+        C(_winograd(lambda x, w: nd.Convolution(x, w, kernel=(3, 3), pad=(1, 1), num_filter=3,
+                                                no_bias=True)), r(2, 2, 3, 5), r(3, 2, 3, 3)),
+        # stride-1 data gradient as a flipped convolution, with groups and dilation
+        C(lambda x, w: nd.Convolution(x, w, kernel=(3, 3), pad=(2, 1), dilate=(2, 1),
+                                      num_filter=4, num_group=2, no_bias=True),
+          r(2, 4, 5, 4), r(4, 2, 3, 3)),
+        # padding beyond the kernel: the data gradient crops through col2im
+        C(lambda x, w: nd.Convolution(x, w, kernel=(1, 2), pad=(1, 1), num_filter=2,
+                                      no_bias=True), r(1, 3, 2, 3), r(2, 3, 1, 2)),
+        C(lambda x, w: nd.Convolution(x, w, kernel=(2, 2, 2), stride=(2, 1, 1), pad=(1, 0, 1),
+                                      num_filter=2, no_bias=True), r(1, 2, 3, 3, 2),
+          r(2, 2, 2, 2, 2)),
+        # the input needs no gradient: backward computes the weight's only
+        C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1), num_filter=2),
+          r(2, 3, 4, 4), r(2, 3, 3, 3), r(2), grad_nodes=[1, 2])],
+    'Deconvolution': [
+        C(lambda x, w: nd.Deconvolution(x, w, kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                                        adj=(1, 1), num_filter=2), r(1, 3, 3, 2), r(3, 2, 3, 3)),
+        C(lambda x, w, b: nd.Deconvolution(x, w, b, kernel=(2, 3), num_filter=4, num_group=2,
+                                           no_bias=False), r(2, 2, 3, 3), r(2, 2, 2, 3), r(4)),
+        C(_winograd(lambda x, w: nd.Deconvolution(x, w, kernel=(3, 3), pad=(1, 1),
+                                                  num_filter=2)), r(1, 3, 2, 3), r(3, 2, 3, 3))],
+    'Pooling': [
+        C(lambda x: nd.Pooling(x, kernel=(2, 2), pool_type='max', stride=(2, 2)),
+          distinct(2, 2, 4, 4)),
+        C(lambda x: nd.Pooling(x, kernel=(3, 3), pool_type='max', stride=(2, 2), pad=(1, 1),
+                               pooling_convention='full'), distinct(1, 2, 5, 6)),
+        C(lambda x: nd.Pooling(x, kernel=(3, 3), pool_type='avg', stride=(2, 2), pad=(1, 1)),
+          r(2, 2, 5, 5)),
+        C(lambda x: nd.Pooling(x, kernel=(3, 2), pool_type='avg', stride=(2, 2), pad=(1, 1),
+                               count_include_pad=False, pooling_convention='full'), r(1, 2, 6, 5)),
+        C(lambda x: nd.Pooling(x, kernel=(3,), pool_type='sum', stride=(1,)), r(2, 2, 5)),
+        C(lambda x: nd.Pooling(x, pool_type='avg', global_pool=True), r(2, 3, 3, 2)),
+        C(lambda x: nd.Pooling(x, pool_type='max', global_pool=True), distinct(2, 3, 3, 2))],
+    'BatchNorm': [
+        C(lambda x, g, b, m, v: weighted(nd.BatchNorm(x, g, b, m, v, training=True), 4, 3, 2),
+          r(4, 3, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2]),
+        C(lambda x, g, b, m, v: weighted(nd.BatchNorm(x, g, b, m, v, axis=-1, fix_gamma=True,
+                                                      training=True), 3, 2, 4),
+          r(3, 2, 4), r(4) + 1.5, r(4), r(4), r(4, low=0.5, high=1), grad_nodes=[0, 2]),
+        C(lambda x, g, b, m, v: nd.BatchNorm(x, g, b, m, v, training=False),
+          r(2, 3, 2, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2]),
+        # channels-last memory, as convolution outputs have
+        C(lambda x, g, b, m, v: weighted(nd.BatchNorm(x.transpose((0, 3, 1, 2)), g, b, m, v,
+                                                      training=True), 2, 3, 2, 2),
+          r(2, 2, 2, 3), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2])],
+    'LayerNorm': [
+        C(lambda x, g, b: weighted(nd.LayerNorm(x, g, b), 2, 3, 4), r(2, 3, 4), r(4) + 1.5, r(4)),
+        C(lambda x, g, b: weighted(nd.LayerNorm(x, g, b, axis=1), 2, 3, 2), r(2, 3, 2),
+          r(3) + 1.5, r(3))],
+    'InstanceNorm': [C(lambda x, g, b: weighted(nd.InstanceNorm(x, g, b), 2, 3, 2, 2),
+                       r(2, 3, 2, 2), r(3) + 1.5, r(3))],
+    'Activation': [C(lambda x, t=t: nd.Activation(x, act_type=t), away_from_zero(2, 3))
+                   for t in ('relu', 'sigmoid', 'tanh', 'softrelu', 'softsign')],
+    'LeakyReLU': [C(lambda x: nd.LeakyReLU(x, act_type='leaky', slope=0.1), away_from_zero(2, 3)),
+                  C(lambda x, g: nd.LeakyReLU(x, g, act_type='prelu'), away_from_zero(2, 3, 2),
+                    r(3)),
+                  C(lambda x, g: nd.LeakyReLU(x, g, act_type='prelu'), away_from_zero(4), r(1)),
+                  C(lambda x: nd.LeakyReLU(x, act_type='elu', slope=0.7), away_from_zero(2, 3)),
+                  C(lambda x: nd.LeakyReLU(x, act_type='selu'), away_from_zero(2, 3)),
+                  C(lambda x: nd.LeakyReLU(x, act_type='gelu'), r(2, 3) * 2, rtol=1e-3,
+                    atol=1e-5)],
+    'Dropout': [C(lambda x: _seeded(lambda: nd.Dropout(x, p=0.4, training=True)), r(4, 5)),
+                C(lambda x: _seeded(lambda: nd.Dropout(x, p=0.5, axes=(1,), mode='always')),
+                  r(3, 4, 2))],
+    'Embedding': [C(lambda i, w: nd.Embedding(i, w, input_dim=4, output_dim=3),
+                    np.array([[0, 2], [2, 3.]]), r(4, 3), grad_nodes=[1])],
+}
+
+
+def _seeded(fn):
+    """The same dropout mask on every evaluation of the finite differences."""
+    mx.random.seed(7)
+    return fn()
+
+
+def _assign(a, b):
+    out = nd.zeros(a.shape, ctx=a.context, dtype=a.dtype)  # not in the graph: may be written
+    out[1:3] = b  # b needs a gradient, so this assignment is recorded as _setitem
+    return out * a
