@@ -1,9 +1,11 @@
-"""Helpers for Gluon tests: a float64 gradient check of whole Blocks."""
+"""Helpers for Gluon tests: a float64 gradient check of whole Blocks, and float32
+gradients of whole networks against float64."""
 import numpy as np
 import pytest
 
 import minigluon as mx
-from minigluon import autograd, nd
+from minigluon import autograd, gluon, nd
+from minigluon.ndarray.registry import all_ops
 from minigluon.test_utils import assert_almost_equal
 
 
@@ -67,3 +69,101 @@ def check_block_gradient(block, inputs, train=True, seed=None, samples=None, par
 def block_gradient():
     """``check_block_gradient`` for tests of layers and models."""
     return check_block_gradient
+
+
+class ReluDecisions:
+    """Records which inputs of every ReLU were positive in one pass and replays those
+    decisions in a later pass.
+
+    A ReLU input within float32 rounding of zero can land on either side of it, in
+    PyTorch as here; its gradient then differs by that element's whole output gradient.
+    Comparing float32 with float64 at the same point of the piecewise-linear function
+    (float32's decisions in both) measures the arithmetic; ``flipped`` counts the
+    decisions the float64 pass would have made otherwise.
+    """
+
+    def __init__(self):
+        self.masks, self.replaying, self.used, self.flipped, self.seen = [], False, 0, 0, 0
+
+    def _wrap(self, forward, is_relu):
+        def run(xp, data, *args, **kwargs):
+            if not is_relu(kwargs):
+                return forward(xp, data, *args, **kwargs)
+            if not self.replaying:
+                out, backward = forward(xp, data, *args, **kwargs)
+                self.masks.append(out > 0)
+                return out, backward
+            mask = self.masks[self.used]
+            self.used += 1
+            self.flipped += int((mask != (data > 0)).sum())
+            self.seen += mask.size
+            return xp.where(mask, data, 0), lambda dy: (dy * mask,)
+        return run
+
+    def __enter__(self):
+        ops = all_ops()
+        self._saved = {name: ops[name].forward for name in ('relu', 'Activation')}
+        ops['relu'].forward = self._wrap(self._saved['relu'], lambda kw: True)
+        ops['Activation'].forward = self._wrap(self._saved['Activation'],
+                                               lambda kw: kw.get('act_type') == 'relu')
+        return self
+
+    def __exit__(self, *exc):
+        ops = all_ops()
+        for name, forward in self._saved.items():
+            ops[name].forward = forward
+
+
+def relative_errors(single, double):
+    """``max |a - b| / max |b|`` for each name in the dicts of numpy arrays.
+
+    An array that is zero in exact arithmetic (the gradient of a bias just before
+    BatchNorm: float64 gives 1e-18, float32 its rounding noise) is measured against the
+    largest entry of all the arrays instead of its own.
+    """
+    largest = max(np.abs(b).max(initial=0.0) for b in double.values())
+    out = {}
+    for name, b in double.items():
+        a, b = single[name].astype(np.float64), b.astype(np.float64)
+        scale = np.abs(b).max(initial=0.0)
+        if scale < 1e-9 * largest:
+            scale = largest
+        out[name] = np.abs(a - b).max(initial=0.0) / scale if scale else np.abs(a).max()
+    return out
+
+
+def compare_float32_float64(net, run):
+    """``run(dtype)`` (a dict of numpy arrays) with ``net`` cast to float32, then to
+    float64 with float32's ReLU decisions; returns the ``relative_errors`` of the two
+    and the ``ReluDecisions``. ``net`` is left in float64."""
+    results = {}
+    with ReluDecisions() as relu:
+        for dtype in ('float32', 'float64'):
+            net.cast(dtype)
+            results[dtype] = run(dtype)
+            relu.replaying = True
+    return relative_errors(results['float32'], results['float64']), relu
+
+
+def parameter_gradients(net, inputs, label, dtype, loss=None):
+    """Gradients of ``loss(net(*inputs), label)`` (numpy inputs, taken in ``dtype`` where
+    floating) for every trainable parameter of ``net``, by name."""
+    loss = loss or gluon.loss.SoftmaxCrossEntropyLoss()
+    xs = [nd.array(x, dtype=dtype if x.dtype.kind == 'f' else x.dtype) for x in inputs]
+    with autograd.record():
+        out = loss(net(*xs), nd.array(label, dtype=dtype))
+    out.backward()
+    return {name: p.grad().asnumpy() for name, p in net.collect_params().items()
+            if p.grad_req != 'null'}
+
+
+@pytest.fixture
+def float32_vs_float64():
+    """``compare_float32_float64`` for tests of layers and models."""
+    return compare_float32_float64
+
+
+@pytest.fixture
+def gradients_of():
+    """``parameter_gradients`` for tests of layers and models."""
+    return parameter_gradients
