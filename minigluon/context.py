@@ -1,43 +1,14 @@
 """Devices: ``cpu(i)`` runs on numpy, ``gpu(i)`` on CuPy.
 
-This module holds the project's one guarded ``import cupy``; everything else asks a
-Context for its array module (``ctx.xp``) and never imports CuPy itself.
+Code that computes asks a Context for its array module (``ctx.xp``); CuPy itself is
+imported only by ``backend.py``.
 """
 import threading
 
-import numpy
-
+from . import backend
 from .base import MXNetError
 
-try:  # CuPy is optional: without it every cpu context still works.
-    import cupy
-    _CUPY_IMPORT_ERROR = None
-except Exception as exc:  # ImportError, or a broken CUDA install raising at import
-    cupy = None
-    _CUPY_IMPORT_ERROR = exc
-
-
-def num_gpus():
-    """Number of GPUs CuPy can see (0 when CuPy or a driver is missing)."""
-    if cupy is None:
-        return 0
-    try:
-        return cupy.cuda.runtime.getDeviceCount()
-    except Exception:
-        return 0
-
-
-def _gpu_unavailable_reason(device_id):
-    if cupy is None:
-        return ('CuPy is not importable (%s: %s); install it with '
-                "`pip install 'minigluon[gpu]'` or the cupy-cudaXXx wheel matching your CUDA"
-                % (type(_CUPY_IMPORT_ERROR).__name__, _CUPY_IMPORT_ERROR))
-    count = num_gpus()
-    if count == 0:
-        return 'CuPy is installed but no CUDA GPU is visible (check the driver and CUDA_VISIBLE_DEVICES)'
-    if device_id >= count:
-        return 'only %d GPU(s) are visible (ids 0..%d)' % (count, count - 1)
-    return None
+num_gpus = backend.num_gpus
 
 
 class Context:
@@ -47,7 +18,7 @@ class Context:
     distinct devices even though both keep their arrays in host memory. Used in a
     ``with`` block it becomes the default context of the current thread.
     """
-    __slots__ = ('device_type', 'device_id', '_xp', '_old')
+    __slots__ = ('device_type', 'device_id', '_xp', '_scope', '_old')
     _cache = {}
     devtype2str = {1: 'cpu', 2: 'gpu', 3: 'cpu_pinned'}
     devstr2type = {'cpu': 1, 'gpu': 2, 'cpu_pinned': 3}
@@ -67,6 +38,7 @@ class Context:
             ctx = object.__new__(cls)
             ctx.device_type, ctx.device_id = key
             ctx._xp = None
+            ctx._scope = None
             ctx._old = []
             cls._cache[key] = ctx
         return ctx
@@ -83,14 +55,10 @@ class Context:
         """The array module for this device: numpy, or cupy for a usable GPU."""
         xp = self._xp
         if xp is None:
-            if self.device_type == 'gpu':
-                reason = _gpu_unavailable_reason(self.device_id)
-                if reason:
-                    raise MXNetError('cannot use %s: %s' % (self, reason))
-                xp = cupy
-            else:
-                xp = numpy
-            self._xp = xp
+            reason = self.is_gpu and backend.gpu_unavailable_reason(self.device_id)
+            if reason:
+                raise MXNetError('cannot use %s: %s' % (self, reason))
+            xp = self._xp = backend.array_module(self.device_type)
         return xp
 
     @property
@@ -98,13 +66,23 @@ class Context:
         return self.device_type == 'gpu'
 
     def device(self):
-        """A ``with`` guard making this GPU current for CuPy (None for CPUs)."""
-        self.xp  # raises the clear error when the GPU is unusable
-        return cupy.cuda.Device(self.device_id) if self.device_type == 'gpu' else None
+        """A ``with`` guard making this GPU current for CuPy (doing nothing for CPUs)."""
+        scope = self._scope
+        if scope is None:
+            self.xp  # raises the clear error when the GPU is unusable
+            scope = self._scope = backend.device_scope(self.device_type, self.device_id)
+        return scope
+
+    def put(self, data, dtype=None):
+        """A fresh copy of host or device array ``data`` on this device, cast to ``dtype``."""
+        if self.is_gpu:
+            self.xp  # the clear error when the GPU is unusable
+            return backend.to_device(data, self.device_id, dtype)
+        return backend.host_copy(data, dtype)
 
     def empty_cache(self):
-        if self.device_type == 'gpu' and cupy is not None:
-            cupy.get_default_memory_pool().free_all_blocks()
+        if self.is_gpu:
+            backend.free_cached_memory(self.device_id)
 
     def __eq__(self, other):
         return isinstance(other, Context) and self.device_type == other.device_type \
@@ -162,5 +140,4 @@ def current_context():
 def gpu_memory_info(device_id=0):
     """(free, total) bytes on GPU ``device_id``."""
     gpu(device_id).xp
-    with cupy.cuda.Device(device_id):
-        return cupy.cuda.runtime.memGetInfo()
+    return backend.memory_info(device_id)

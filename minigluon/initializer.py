@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from .base import MXNetError
-from .ndarray.random import host_generator
+from .ndarray.generator import host_generator
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'create', 'Zero', 'One', 'Constant',
            'Uniform', 'Normal', 'Xavier', 'MSRAPrelu', 'Orthogonal', 'Mixed']

@@ -12,6 +12,8 @@ from collections import OrderedDict
 
 import numpy
 
+from . import backend
+
 _REGISTRY = {}
 
 
@@ -25,9 +27,7 @@ def _to_numpy(array):
     """A numpy array from an NDArray, a numpy / CuPy array or nested Python numbers."""
     if hasattr(array, 'asnumpy'):
         return array.asnumpy()
-    if not isinstance(array, numpy.ndarray) and hasattr(array, 'get'):
-        return array.get()  # cupy -> numpy
-    return numpy.asarray(array)
+    return backend.to_host(array)
 
 
 def _pairs(labels, preds, metric):

@@ -1,7 +1,7 @@
 """Testing helpers with MXNet's names: comparisons, numeric gradients, random data."""
 import numpy as np
 
-from . import autograd
+from . import autograd, backend
 from .base import MXNetError
 from .context import Context, cpu
 from .ndarray import NDArray
@@ -27,9 +27,7 @@ def set_default_context(ctx):
 def _as_numpy(a):
     if isinstance(a, NDArray):
         return a.asnumpy()
-    if hasattr(a, 'get') and not isinstance(a, np.ndarray):
-        return a.get()
-    return np.asarray(a)
+    return backend.to_host(a)
 
 
 def _tolerances(a, b, rtol, atol):

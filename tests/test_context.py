@@ -138,7 +138,7 @@ def test_gpu_allocation_raises_clear_error():
 
 
 def test_import_does_not_import_cupy():
-    if mx.context.cupy is not None:
+    if mx.backend.cupy is not None:
         pytest.skip('CuPy is installed, so importing it is expected')
     out = subprocess.run([sys.executable, '-c',
                           "import minigluon, sys; print('cupy' in sys.modules)"],

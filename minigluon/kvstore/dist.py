@@ -19,7 +19,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import autograd
+from ..ndarray.dispatch import check_inplace_target
 from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.ndarray import NDArray
@@ -249,7 +249,7 @@ class DistKVStore(Node, KVStoreBase):
             direct = (isinstance(first, np.ndarray) and first.dtype == meta.dtype and
                       first.flags.c_contiguous)
             if direct:
-                autograd._check_inplace_target(outs[0])
+                check_inplace_target(outs[0])
             flat = first.reshape(-1) if direct else \
                 np.empty(int(np.prod(meta.shape, dtype=np.int64)), meta.dtype)
             for part, pending in zip(meta.parts, pendings):

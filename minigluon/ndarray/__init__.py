@@ -1,13 +1,12 @@
 """``mx.nd``: NDArray, creation functions and one function per op in the table."""
-from . import ops as _ops  # registers the op table
 from . import random
-from .creation import arange, array, empty, eye, full, linspace, ones, zeros
-from .ndarray import NDArray, SUPPORTED_DTYPES, _install_methods
-from .registry import all_ops as _all_ops, invoke as _invoke
-from .serialization import load, save
+from .. import backend as _backend
 from ..base import MXNetError
-
-_install_methods()
+from .creation import arange, array, empty, eye, full, linspace, ones, zeros
+from .dispatch import invoke as _invoke
+from .ndarray import NDArray, SUPPORTED_DTYPES, _params
+from .registry import all_ops as _all_ops
+from .serialization import load, save
 
 
 def _make_function(op):
@@ -24,7 +23,6 @@ def _make_function(op):
                 if absent:
                     raise MXNetError('nd.%s: missing input(s) %s' % (op.name, ', '.join(absent)))
                 inputs = inputs + tuple(kwargs.pop(m, None) for m in names[len(inputs):])
-            from .ndarray import _params
             params = _params(op, rest, kwargs)
         result = _invoke(op, inputs, params)
         if out is None:
@@ -84,11 +82,7 @@ def moveaxis(tensor, source, destination):
 
 def waitall():
     """Wait for all pending device work (a no-op on numpy; synchronises CuPy)."""
-    from ..context import cupy, num_gpus
-    if cupy is not None:
-        for i in range(num_gpus()):
-            with cupy.cuda.Device(i):
-                cupy.cuda.get_current_stream().synchronize()
+    _backend.synchronize()
 
 
 random_uniform = random.uniform

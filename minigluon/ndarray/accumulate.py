@@ -52,6 +52,11 @@ def sum_over(xp, a, axes, dtype=None, keepdims=False):
     array is ``(outer, summed, inner)`` without a copy: pairwise along a contiguous run
     (numpy's own), blockwise over rows otherwise. Other layouts fall back to ``sum``.
     """
+    summed = 1
+    for ax in axes:
+        summed *= a.shape[ax]
+    if summed <= _BLOCK:  # few enough terms for any order (and the Python below costs 5 us)
+        return a.sum(axis=tuple(axes), dtype=dtype, keepdims=keepdims)
     axes = tuple(sorted(ax % a.ndim for ax in axes))
     # axes of length 1 have no place in memory: order the others by stride, then them
     order = sorted(range(a.ndim), key=lambda ax: (a.shape[ax] == 1, -a.strides[ax]))

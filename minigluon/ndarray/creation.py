@@ -27,11 +27,8 @@ def _shape(shape):
 def _make(fill, shape, ctx, dtype):
     ctx = _ctx(ctx)
     dt = normalize_dtype(dtype)
-    xp = ctx.xp
-    if ctx.is_gpu:
-        with ctx.device():
-            return NDArray(fill(xp, _shape(shape), dt), ctx)
-    return NDArray(fill(xp, _shape(shape), dt), ctx)
+    with ctx.device():
+        return NDArray(fill(ctx.xp, _shape(shape), dt), ctx)
 
 
 def zeros(shape, ctx=None, dtype=None, **kwargs):

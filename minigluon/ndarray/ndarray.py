@@ -1,44 +1,17 @@
-"""NDArray: an array of the context's array module, its Context and a gradient slot."""
+"""NDArray: an array of the context's array module, its Context and a gradient slot,
+with the methods and operators generated from the op table."""
 import numbers
 
 import numpy as np
 
-from .. import autograd
+from .. import backend
 from ..base import MXNetError, shape_str
 from ..context import Context, current_context
-from . import registry
-from .registry import get_op, invoke
-
-SUPPORTED_DTYPES = ('float16', 'float32', 'float64', 'int8', 'int32', 'int64', 'uint8', 'bool')
-_DTYPE_OBJECTS = {np.dtype(n) for n in SUPPORTED_DTYPES}
-_DEFAULT_DTYPE = np.dtype('float32')
-
-
-def normalize_dtype(dtype, default=_DEFAULT_DTYPE):
-    """A numpy dtype from a name, type or dtype; error for dtypes minigluon lacks."""
-    if dtype is None:
-        return default
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise MXNetError('unknown dtype %r; supported: %s' % (dtype, ', '.join(SUPPORTED_DTYPES))) \
-            from None
-    if dt not in _DTYPE_OBJECTS:
-        raise MXNetError('unsupported dtype %s; supported: %s (cast with .astype first)'
-                         % (dt, ', '.join(SUPPORTED_DTYPES)))
-    return dt
-
-
-def _put(data, ctx, dtype=None):
-    """A fresh copy of host or device array ``data`` on ``ctx`` (cast to ``dtype``)."""
-    if ctx.device_type == 'gpu':
-        with ctx.device():
-            return ctx.xp.array(data, dtype=dtype, copy=True)
-    if not isinstance(data, np.ndarray) and hasattr(data, 'get'):
-        data = data.get()  # cupy -> numpy
-        return data if dtype is None or data.dtype == dtype else data.astype(dtype)
-    return np.array(data, dtype=dtype, copy=True)
-
+from . import ops  # noqa: F401  (registers the op table the methods below come from)
+from . import tape
+from .dispatch import check_inplace_target, compute_gradients, invoke, requires_grad
+from .dtypes import SUPPORTED_DTYPES, normalize_dtype  # noqa: F401  (nd.SUPPORTED_DTYPES)
+from .registry import get_op
 
 class NDArray:
     """An n-dimensional array on one device, with MXNet's NDArray API.
@@ -102,10 +75,7 @@ class NDArray:
     # ---- conversion ------------------------------------------------------------------
     def asnumpy(self):
         """A numpy copy of the data (copied from the GPU when needed)."""
-        data = self._data
-        if isinstance(data, np.ndarray):
-            return data.copy()
-        return data.get()
+        return backend.host_copy(self._data, order='C')
 
     def asscalar(self):
         if self.size != 1:
@@ -134,11 +104,11 @@ class NDArray:
             if other.shape != self.shape:
                 raise MXNetError('copyto: shape mismatch, source %s vs destination %s'
                                  % (self.shape, other.shape))
-            autograd._check_inplace_target(other)
+            check_inplace_target(other)
             if other._ctx is self._ctx:
                 other._data[...] = self._data
             else:
-                other._data[...] = _put(self._data, other._ctx)
+                other._data[...] = other._ctx.put(self._data)
             return other
         raise MXNetError('copyto: expected a Context or an NDArray, got %s' % type(other).__name__)
 
@@ -151,9 +121,8 @@ class NDArray:
     as_in_ctx = as_in_context
 
     def wait_to_read(self):
-        if self._ctx.device_type == 'gpu':
-            with self._ctx.device():
-                self._ctx.xp.cuda.get_current_stream().synchronize()
+        if self._ctx.is_gpu:
+            backend.synchronize(self._ctx.device_id)
 
     wait_to_write = wait_to_read
 
@@ -185,8 +154,19 @@ class NDArray:
         return NDArray(self._data, self._ctx)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
-        autograd.backward([self], None if out_grad is None else [out_grad],
-                          retain_graph=retain_graph, train_mode=train_mode)
+        """Gradients of this array into the variables' ``.grad`` (see ``autograd.backward``)."""
+        compute_gradients([self], None if out_grad is None else [out_grad], retain_graph)
+
+    def _receive_grad(self, grad):
+        """Take ``grad`` from backward into the gradient buffer, per ``grad_req``."""
+        buf = self._grad
+        if grad.dtype != buf._data.dtype:
+            grad = grad.astype(buf._data.dtype)
+        if self._grad_req == 'add':
+            buf._data += grad
+        else:
+            buf._data[...] = grad
+        buf._fresh_grad = True
 
     # ---- shape methods with MXNet's calling conventions -------------------------------
     def reshape(self, *shape, **kwargs):
@@ -229,17 +209,17 @@ class NDArray:
             if value._ctx is not self._ctx:
                 raise MXNetError('__setitem__: value is on %s but the array is on %s; move it '
                                  'with .as_in_context()' % (value._ctx, self._ctx))
-            if autograd._state.recording and autograd._requires_grad(value):
-                autograd._check_inplace_target(self)
+            if tape.is_recording() and requires_grad(value):
+                check_inplace_target(self)
                 self._take_over(invoke(_SETITEM, (self, value), {'key': key}))
                 return
             value = value._data
-        elif isinstance(value, np.ndarray) and self._ctx.device_type == 'gpu':
-            value = _put(value, self._ctx)
+        elif isinstance(value, np.ndarray) and backend.is_device_array(self._data):
+            value = self._ctx.put(value)
         elif not isinstance(value, (numbers.Number, np.ndarray, np.generic)):
             raise MXNetError('__setitem__: cannot assign a %s; use a scalar, NDArray or numpy '
                              'array' % type(value).__name__)
-        autograd._check_inplace_target(self)
+        check_inplace_target(self)
         try:
             self._data[key] = value
         except (ValueError, IndexError, TypeError) as exc:
@@ -303,12 +283,10 @@ def _raw_key(key, ctx):
         return tuple(_raw_key(k, ctx) for k in key)
     if isinstance(key, list):
         return _raw_key(NDArray(ctx.xp.asarray(key), ctx), ctx) if key else key
-    if isinstance(key, np.ndarray) and ctx.device_type == 'gpu':
-        return ctx.xp.asarray(key)
+    if isinstance(key, np.ndarray):
+        return ctx.xp.asarray(key)  # to the GPU for a CuPy array; itself for numpy
     return key
 
-
-registry._set_ndarray_class(NDArray)
 
 
 # ---- operators and methods generated from the op table -----------------------------------
@@ -328,9 +306,9 @@ def _inplace(name):
     op = get_op(name)
 
     def method(self, other):
-        if autograd._state.recording and (autograd._requires_grad(self) or (
-                isinstance(other, NDArray) and autograd._requires_grad(other))):
-            autograd._check_inplace_target(self)
+        if tape.is_recording() and (requires_grad(self) or (
+                isinstance(other, NDArray) and requires_grad(other))):
+            check_inplace_target(self)
             self._take_over(invoke(op, (self, other), {}))
             return self
         result = invoke(op, (self, other), {})
@@ -391,17 +369,11 @@ METHOD_OPS = (
     'broadcast_like', 'zeros_like', 'ones_like', 'dot', 'power', 'maximum', 'minimum',
 )
 
-_GETITEM = _SETITEM = _TRANSPOSE = _CAST = _COPY = _COPYTO = None
-
-
-def _install_methods():
-    """Called by the package once every op module is imported."""
-    global _GETITEM, _SETITEM, _TRANSPOSE, _CAST, _COPY, _COPYTO
-    _GETITEM, _SETITEM = get_op('_getitem'), get_op('_setitem')
-    _TRANSPOSE, _CAST = get_op('transpose'), get_op('cast')
-    _COPY, _COPYTO = get_op('copy'), get_op('_copyto')
-    for name in METHOD_OPS:
-        setattr(NDArray, name, _method(get_op(name)))
+_GETITEM, _SETITEM = get_op('_getitem'), get_op('_setitem')
+_TRANSPOSE, _CAST = get_op('transpose'), get_op('cast')
+_COPY, _COPYTO = get_op('copy'), get_op('_copyto')
+for _name in METHOD_OPS:
+    setattr(NDArray, _name, _method(get_op(_name)))
 
 
 def to_array(source, ctx=None, dtype=None):
@@ -413,8 +385,8 @@ def to_array(source, ctx=None, dtype=None):
     ctx = current_context() if ctx is None else Context(ctx)
     if isinstance(source, NDArray):
         data = source._data
-    elif hasattr(source, '__cuda_array_interface__') and not isinstance(source, np.ndarray):
-        data = source  # a CuPy array
+    elif backend.is_device_array(source):
+        data = source
     else:
         try:
             data = np.asarray(source)
@@ -426,7 +398,7 @@ def to_array(source, ctx=None, dtype=None):
                              'non-numeric values)' % type(source).__name__)
         if not isinstance(source, (np.ndarray, np.generic)):
             data = data.astype(normalize_dtype(dtype), copy=False)
-    out = _put(data, ctx, normalize_dtype(dtype if dtype is not None else data.dtype))
+    out = ctx.put(data, normalize_dtype(dtype if dtype is not None else data.dtype))
     if out.ndim == 0:
         out = out.reshape(1)
     return NDArray(out, ctx)

@@ -1,34 +1,7 @@
-"""Random sampling (``nd.random``): one generator for the host, one per GPU.
-
-``seed(s)`` reseeds all of them so runs are reproducible.
-"""
-import numpy as np
-
-from ..base import MXNetError
-from ..context import Context, current_context, cupy
+"""Random sampling (``nd.random``) from the generators of ``generator.py``."""
+from ..context import Context, current_context
+from .generator import host_generator, seed  # noqa: F401  (nd.random.seed)
 from .ndarray import NDArray, normalize_dtype
-
-_host = np.random.default_rng()
-_seed_value = None
-
-
-def seed(seed_state, ctx='all'):
-    """Seed the generators (``ctx='all'`` or one Context)."""
-    global _host, _seed_value
-    if not isinstance(seed_state, (int, np.integer)):
-        raise MXNetError('seed must be an int, got %r' % (seed_state,))
-    _seed_value = int(seed_state)
-    if ctx == 'all' or not Context(ctx).is_gpu:
-        _host = np.random.default_rng(_seed_value)
-    if cupy is not None and (ctx == 'all' or Context(ctx).is_gpu):
-        try:
-            if ctx == 'all':
-                cupy.random.seed(_seed_value)
-            else:
-                with cupy.cuda.Device(Context(ctx).device_id):
-                    cupy.random.seed(_seed_value)
-        except Exception:  # CuPy without a usable GPU: nothing to seed
-            pass
 
 
 def _shape(shape):
@@ -42,11 +15,11 @@ def _sample(draw_host, draw_gpu, shape, dtype, ctx, out):
         ctx, shape, dtype = out.context, out.shape, out.dtype
     ctx = current_context() if ctx is None else Context(ctx)
     dt = normalize_dtype(dtype)
-    if ctx.is_gpu:
+    if ctx.is_gpu:  # CuPy's generator has numpy's legacy method names
         with ctx.device():
             data = draw_gpu(ctx.xp.random, _shape(shape)).astype(dt, copy=False)
     else:
-        data = draw_host(_host, _shape(shape)).astype(dt, copy=False)
+        data = draw_host(host_generator(), _shape(shape)).astype(dt, copy=False)
     if out is not None:
         out[:] = NDArray(data, ctx)
         return out
@@ -73,15 +46,8 @@ def randint(low, high, shape=None, dtype='int32', ctx=None, out=None, **kwargs):
 
 def shuffle(data, **kwargs):
     """A copy of ``data`` with its first axis randomly permuted."""
-    xp = data.context.xp
-    if data.context.is_gpu:
-        with data.context.device():
-            perm = xp.random.permutation(data.shape[0])
-    else:
-        perm = xp.asarray(_host.permutation(data.shape[0]))
-    return NDArray(data._data[perm], data.context)
-
-
-def host_generator():
-    """The numpy Generator behind host sampling (for layers such as Dropout)."""
-    return _host
+    ctx = data.context
+    with ctx.device():
+        perm = ctx.xp.asarray(host_generator().permutation(data.shape[0])) if not ctx.is_gpu \
+            else ctx.xp.random.permutation(data.shape[0])
+    return NDArray(data._data[perm], ctx)

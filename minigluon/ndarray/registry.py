@@ -7,22 +7,15 @@ over only what it needs and returns one gradient (or None) per input; an op with
 several outputs returns a tuple of outputs and its backward receives a tuple of
 output gradients. A non-differentiable op returns just its output(s).
 
-``invoke`` is the single dispatcher: it checks contexts, unwraps NDArrays, runs the
-forward, records a tape node when autograd is recording and an input needs a
-gradient, and wraps the outputs. ``nd.<op>`` functions and NDArray methods are
-generated from this table.
+``dispatch.invoke`` runs an op on NDArrays and records it on the tape; ``nd.<op>``
+functions and NDArray methods are generated from this table.
 
 An op registered with ``takes_needs_grad=True`` also receives the keyword-only
 ``needs_grad``: one bool per input, true when autograd will want that input's
 gradient. Its backward returns None for the others, so a costly gradient nobody
 reads (a convolution's data gradient at the network's input) is never computed.
 """
-import numbers
-
-import numpy as np
-
-from .. import autograd
-from ..base import MXNetError, shape_str
+from ..base import MXNetError
 from .accumulate import sum_over
 
 _OPS = {}
@@ -84,85 +77,6 @@ def get_op(name):
 def all_ops():
     """Every registered op, keyed by name."""
     return dict(_OPS)
-
-
-def _describe(args):
-    parts = []
-    for a in args:
-        data = getattr(a, '_data', None)
-        if data is not None:
-            parts.append('%s %s @%s' % (shape_str(data.shape) or 'scalar', data.dtype, a._ctx))
-        else:
-            parts.append(repr(a) if isinstance(a, numbers.Number) else type(a).__name__)
-    return ', '.join(parts)
-
-
-def invoke(op, inputs, params, ctx=None):
-    """Run ``op`` on ``inputs`` (NDArrays or Python scalars) with keyword ``params``.
-
-    Returns an NDArray, or a list of NDArrays for a multi-output op.
-    """
-    raw = []
-    for a in inputs:
-        data = getattr(a, '_data', None)
-        if data is None:
-            if isinstance(a, np.generic):
-                a = a.item()  # numpy scalars must not upcast float32 arrays
-            elif not isinstance(a, numbers.Number) and a is not None:
-                raise MXNetError(
-                    'op %r: expected NDArray inputs, got %s; convert it with nd.array(...)'
-                    % (op.name, type(a).__name__))
-            raw.append(a)
-            continue
-        c = a._ctx
-        if ctx is None:
-            ctx = c
-        elif c is not ctx:
-            raise MXNetError('op %r: inputs are on different contexts, %s and %s; move one '
-                             'with .as_in_context(ctx) or .copyto(ctx)' % (op.name, ctx, c))
-        raw.append(data)
-    if ctx is None:
-        raise MXNetError('op %r needs at least one NDArray input' % op.name)
-    needs_grad = None
-    if op.differentiable and autograd._state.recording:
-        needs_grad = tuple(getattr(a, '_data', None) is not None and autograd._requires_grad(a)
-                           for a in inputs)
-    kwargs = params
-    if op.takes_needs_grad:
-        kwargs = dict(params, needs_grad=needs_grad or (False,) * len(inputs))
-    try:
-        if ctx.device_type == 'gpu':
-            with ctx.device():
-                result = op.forward(ctx.xp, *raw, **kwargs)
-        else:
-            result = op.forward(ctx.xp, *raw, **kwargs)
-    except MXNetError:
-        raise
-    except (ValueError, TypeError, IndexError, AttributeError) as exc:
-        raise MXNetError('op %r failed on inputs (%s) with %s: %s'
-                         % (op.name, _describe(inputs), params or '{}', exc)) from exc
-    if op.differentiable:
-        result, backward = result
-    out_ctx = op.output_context(params) if op.output_context else ctx
-    single = not isinstance(result, (tuple, list))
-    wrap = _NDArray
-    if single:
-        if result.ndim == 0:
-            result = result.reshape(1)  # MXNet has no 0-d arrays
-        outs = [wrap(result, out_ctx)]
-    else:
-        outs = [wrap(r.reshape(1) if r.ndim == 0 else r, out_ctx) for r in result]
-    if needs_grad is not None and any(needs_grad):
-        autograd._record(backward, inputs, outs, ctx, op.name)
-    return outs[0] if single else outs
-
-
-_NDArray = None  # set by ndarray.py once the class exists (avoids an import cycle)
-
-
-def _set_ndarray_class(cls):
-    global _NDArray
-    _NDArray = cls
 
 
 def unbroadcast(xp, grad, shape):

@@ -96,8 +96,7 @@ def load(fname, ctx=None):
         except (KeyError, ValueError, TypeError, OSError, zipfile.BadZipFile, EOFError,
                 NotImplementedError, RuntimeError) as exc:
             raise _bad(fname, exc) from None
-    from .ndarray import _put
-    out = [NDArray(_put(a, ctx), ctx) for a in arrays]
+    out = [NDArray(ctx.put(a), ctx) for a in arrays]
     if kind == 'dict':
         if not isinstance(names, list) or len(names) != count:
             raise _bad(fname, 'names do not match the arrays')

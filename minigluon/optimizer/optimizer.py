@@ -162,10 +162,7 @@ class Optimizer:
         lr, wd = self._get_lr(index), self._get_wd(index)
         ctx = weight.context
         raw_state = _raw(state)
-        if ctx.is_gpu:
-            with ctx.device():
-                self.step(ctx.xp, weight._data, grad._data, raw_state, lr, wd, t)
-        else:
+        with ctx.device():
             self.step(ctx.xp, weight._data, grad._data, raw_state, lr, wd, t)
 
     def update_multi_precision(self, index, weight, grad, state):

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..base import MXNetError
 from ..context import cpu
-from ..ndarray.ndarray import NDArray, SUPPORTED_DTYPES, _put
+from ..ndarray.dtypes import SUPPORTED_DTYPES
+from ..ndarray.ndarray import NDArray
 from .optimizer import Optimizer
 
 FORMAT = 'minigluon.optimizer-states'
@@ -51,7 +52,7 @@ def _unflatten(spec, arrays, ctx):
     if isinstance(spec, int) and not isinstance(spec, bool):
         if not 0 <= spec < len(arrays):
             raise MXNetError('optimizer states refer to missing array %d' % spec)
-        return NDArray(_put(arrays[spec], ctx), ctx)
+        return NDArray(ctx.put(arrays[spec]), ctx)
     if isinstance(spec, dict) and isinstance(spec.get('tuple'), list):
         return tuple(_unflatten(s, arrays, ctx) for s in spec['tuple'])
     raise MXNetError('malformed optimizer state structure %r' % (spec,))

@@ -5,7 +5,7 @@ import weakref
 
 import numpy as np
 
-from ... import context
+from ... import backend, context
 from ...base import MXNetError
 from ...ndarray import NDArray
 from ...ndarray import array as nd_array
@@ -52,17 +52,14 @@ default_mp_batchify_fn = default_batchify_fn
 
 def _pinned_empty(shape, dtype):
     """A page-locked host array when CuPy can allocate one, else an ordinary one."""
-    cupy = context.cupy
-    if cupy is not None and context.num_gpus() > 0:
-        memory = cupy.cuda.alloc_pinned_memory(max(int(np.prod(shape)) * dtype.itemsize, 1))
-        return np.ndarray(shape, dtype, buffer=memory)  # what cupyx.empty_pinned does
-    return np.empty(shape, dtype)
+    pinned = backend.pinned_host_array(shape, dtype)
+    return np.empty(shape, dtype) if pinned is None else pinned
 
 
 def _pin(batch, device_id):
     """``batch`` with every NDArray copied to ``cpu_pinned(device_id)``, as Gluon does."""
     if isinstance(batch, NDArray):
-        data = batch.handle if batch.context.device_type != 'gpu' else batch.asnumpy()
+        data = backend.to_host(batch.handle)
         out = _pinned_empty(data.shape, data.dtype)
         out[...] = data
         return NDArray(out, context.cpu_pinned(device_id))

@@ -1,4 +1,5 @@
 """Elementwise unary maths, activations and dtype/copy ops."""
+from ..dtypes import normalize_dtype
 from ..registry import register
 
 
@@ -142,7 +143,6 @@ def clip(xp, data, a_min, a_max):
 @register('cast')
 def cast(xp, data, dtype):
     """Convert to ``dtype``; the gradient is converted back."""
-    from ..ndarray import normalize_dtype
     dtype = normalize_dtype(dtype)  # an MXNetError for dtypes minigluon lacks
     src = data.dtype
     return data.astype(dtype), lambda dy: (dy.astype(src),)
@@ -161,8 +161,7 @@ def _to_context(params):
 @register('_copyto', output_context=_to_context)
 def _copyto(xp, data, ctx, src):
     """Copy ``data`` from context ``src`` to context ``ctx``; the gradient goes back."""
-    from ..ndarray import _put
-    return _put(data, ctx), lambda dy: (_put(dy, src),)
+    return ctx.put(data), lambda dy: (src.put(dy),)
 
 
 @register('zeros_like', differentiable=False)

@@ -1,18 +1,9 @@
 """Indexing, gathering and ordering: getitem/setitem, take, pick, where, topk, ..."""
 import numpy as np
 
+from ...backend import scatter_add
 from ...base import MXNetError
 from ..registry import register, unbroadcast
-
-
-def scatter_add(xp, target, index, values):
-    """``target[index] += values`` with repeated indices accumulated."""
-    if xp is np:
-        np.add.at(target, index, values)
-    else:
-        import cupyx  # only reached with CuPy arrays
-        cupyx.scatter_add(target, index, values)
-    return target
 
 
 def put_along_axis(xp, target, indices, values, axis):
@@ -46,7 +37,7 @@ def _getitem(xp, data, key):
     def backward(dy):
         g = xp.zeros(src, dtype)
         if _has_integer_array(key):
-            scatter_add(xp, g, key, dy.reshape(natural_shape))
+            scatter_add(g, key, dy.reshape(natural_shape))
         else:
             g[key] = dy.reshape(natural_shape)
         return (g,)
@@ -87,7 +78,7 @@ def take(xp, a, indices, axis=0, mode='clip'):
         g = xp.zeros(src, dtype)
         moved = xp.moveaxis(g, ax, 0)
         dmoved = xp.moveaxis(dy, tuple(range(ax, ax + idx.ndim)), tuple(range(idx.ndim)))
-        scatter_add(xp, moved, idx, dmoved)
+        scatter_add(moved, idx, dmoved)
         return g, None
     return out, backward
 

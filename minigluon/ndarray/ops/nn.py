@@ -1,12 +1,13 @@
 """Layer ops: FullyConnected, Activation, LeakyReLU family, Dropout, Embedding."""
 import math
 
-from ... import autograd
+from .. import tape
+from ...backend import scatter_add
 from ...base import MXNetError
 from ..accumulate import sum_over
+from ..generator import uniform01
 from ..registry import register
 from . import elemwise
-from .indexing import scatter_add
 
 
 @register('FullyConnected', num_inputs=3)
@@ -119,16 +120,12 @@ def dropout(xp, data, p=0.5, axes=(), mode='training', training=None):
     if not 0 <= p < 1:
         raise MXNetError('Dropout: p must be in [0, 1), got %r' % (p,))
     if training is None:
-        training = autograd.is_training()
+        training = tape.is_training()
     if p == 0 or not (training or mode == 'always'):
         return data, lambda dy: (dy,)
     mask_shape = tuple(1 if i in [a % data.ndim for a in axes] else n
                        for i, n in enumerate(data.shape))
-    if xp.__name__ == 'numpy':
-        from ..random import host_generator
-        keep = host_generator().random(mask_shape, dtype='float32') >= p
-    else:
-        keep = xp.random.random_sample(mask_shape, dtype='float32') >= p
+    keep = uniform01(xp, mask_shape) >= p
     scale = data.dtype.type(1 / (1 - p)) if data.dtype.kind == 'f' else 1 / (1 - p)
     mask = keep * scale
     return (data * mask).astype(data.dtype, copy=False), \
@@ -147,6 +144,6 @@ def embedding(xp, data, weight, input_dim=None, output_dim=None, dtype=None, spa
 
     def backward(dy):
         grad = xp.zeros_like(weight)
-        scatter_add(xp, grad, idx.reshape(-1), dy.reshape(-1, weight.shape[1]))
+        scatter_add(grad, idx.reshape(-1), dy.reshape(-1, weight.shape[1]))
         return None, grad
     return out, backward

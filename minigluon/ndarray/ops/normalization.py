@@ -5,7 +5,7 @@ arranged as ``(before, channel, after)`` so one code path serves every axis.
 """
 import numpy as np
 
-from ... import autograd
+from .. import tape
 from ...base import MXNetError
 from ..registry import register
 from ..accumulate import channel_dots, channel_sums, sum_over
@@ -66,7 +66,7 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentu
     otherwise, or with ``use_global_stats``, it uses the moving statistics.
     """
     if training is None:
-        training = autograd.is_training()
+        training = tape.is_training()
     shape = data.shape
     channels = shape[axis % data.ndim]
     if gamma.shape != (channels,) or beta.shape != (channels,):

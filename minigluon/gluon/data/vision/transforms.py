@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from .... import context
+from .... import backend
 from ....base import MXNetError
 from ....ndarray import NDArray
 
@@ -28,11 +28,8 @@ _GRAY_COEF = (0.299, 0.587, 0.114)  # ITU-R 601 luma, as MXNet's colour ops
 
 
 def _array_module(data):
-    if isinstance(data, np.ndarray):
-        return np
-    cupy = context.cupy
-    if cupy is not None and isinstance(data, cupy.ndarray):
-        return cupy
+    if isinstance(data, np.ndarray) or backend.is_device_array(data):
+        return backend.get_array_module(data)
     raise MXNetError('transforms take an NDArray or a numpy/CuPy array, got %s'
                      % type(data).__name__)
 
@@ -43,10 +40,8 @@ class Transform:
     def __call__(self, x):
         if isinstance(x, NDArray):
             ctx = x.context
-            if ctx.is_gpu:
-                with ctx.device():
-                    return NDArray(self.forward(x.handle), ctx)
-            return NDArray(self.forward(x.handle), ctx)
+            with ctx.device():
+                return NDArray(self.forward(x.handle), ctx)
         return self.forward(x)
 
     def forward(self, data):
@@ -203,7 +198,7 @@ def imresize(data, w, h, interp=1):
     """Resize an HWC image to ``w x h`` with Pillow (uint8 fast path, float per channel)."""
     from PIL import Image
     xp = _array_module(data)
-    host = data if xp is np else data.get()
+    host = backend.to_host(data)
     code = _interp_code('resize', interp, (host.shape[1], host.shape[0]), (w, h))
     resample = getattr(Image, _PIL_FILTERS[code])
     if host.dtype == np.uint8 and host.shape[2] in (1, 3, 4):

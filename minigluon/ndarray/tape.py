@@ -1,0 +1,169 @@
+"""The tape: recording and training flags, the nodes recorded ops leave behind, and the
+backward walk, all on raw arrays.
+
+While recording, every op whose inputs need a gradient creates a ``Node``: its backward
+closure, one entry per input and the shape and dtype of each output. An input entry is
+None (no gradient wanted), ``(node, output_index)`` for the output of a recorded op, or
+any other object: a variable, which the tape only uses as a key. ``run_backward`` walks
+the nodes from the heads in reverse topological order and returns the gradients that
+reach the variables; what to do with them is the caller's business.
+"""
+import threading
+
+from ..base import MXNetError
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.recording = False
+        self.training = False
+
+
+_state = _State()
+
+
+def is_recording():
+    """True inside ``autograd.record()`` (and not inside a nested ``pause()``)."""
+    return _state.recording
+
+
+def is_training():
+    """True when layers such as Dropout and BatchNorm should act as in training."""
+    return _state.training
+
+
+def set_recording(recording):
+    """Set the recording flag; returns the previous value."""
+    prev, _state.recording = _state.recording, bool(recording)
+    return prev
+
+
+def set_training(training):
+    """Set the training flag; returns the previous value."""
+    prev, _state.training = _state.training, bool(training)
+    return prev
+
+
+class Scope:
+    """Set the recording and/or training flags (None: leave as is) for a ``with`` block."""
+    __slots__ = ('recording', 'training', 'prev')
+
+    def __init__(self, recording, training):
+        self.recording, self.training = recording, training
+
+    def __enter__(self):
+        state = _state
+        self.prev = (state.recording, state.training)
+        if self.recording is not None:
+            state.recording = self.recording
+        if self.training is not None:
+            state.training = self.training
+
+    def __exit__(self, *exc):
+        _state.recording, _state.training = self.prev
+
+
+class Node:
+    """One recorded op application (see the module docstring for ``parents``)."""
+    __slots__ = ('backward', 'parents', 'outputs', 'xp', 'name')
+
+    def __init__(self, backward, parents, outputs, xp, name):
+        self.backward = backward
+        self.parents = parents
+        self.outputs = outputs  # (shape, dtype) per output: absent gradients are zeros
+        self.xp = xp
+        self.name = name
+
+
+def _topo_order(heads):
+    """Nodes reachable from ``heads``, each after every node that consumes it."""
+    order, seen = [], set()
+    for head in heads:
+        if id(head) in seen:
+            continue
+        stack = [(head, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            if node.parents is None:
+                continue
+            for parent in node.parents:
+                if type(parent) is tuple and id(parent[0]) not in seen:
+                    stack.append((parent[0], False))
+    order.reverse()  # heads first, producers last
+    return order
+
+
+def freed_error(node):
+    return MXNetError(
+        'backward through op %r whose graph was already freed by an earlier backward; '
+        'pass retain_graph=True to the first backward to differentiate the same graph '
+        'again, or record the computation again' % node.name)
+
+
+def run_backward(heads, retain_graph, wanted=()):
+    """Propagate gradients from ``heads``, a list of ``(node, output_index, gradient or
+    None for ones)``.
+
+    Returns ``(variables, outputs)``: ``{id(variable): [variable, summed gradient]}`` for
+    every variable reached, and the gradient reaching each ``(node, output_index)`` in
+    ``wanted`` (None where none did). Without ``retain_graph`` the walked nodes drop
+    their closures.
+    """
+    grads = {}  # id(node) -> output gradients, summed over consumers
+    for node, idx, grad in heads:
+        if node.backward is None:
+            raise freed_error(node)
+        if grad is None:
+            shape, dtype = node.outputs[idx]
+            grad = node.xp.ones(shape, dtype)
+        slots = grads.setdefault(id(node), [None] * len(node.outputs))
+        slots[idx] = grad if slots[idx] is None else slots[idx] + grad
+    wanted_grads = {(id(node), idx): None for node, idx in wanted}
+    variables = {}
+    for node in _topo_order([node for node, _, _ in heads]):
+        slots = grads.pop(id(node), None)
+        if slots is None:
+            continue  # no gradient reached this node
+        if node.backward is None:
+            raise freed_error(node)
+        for k, grad in enumerate(slots):
+            if (id(node), k) in wanted_grads:
+                wanted_grads[(id(node), k)] = grad
+        if len(node.outputs) == 1:
+            in_grads = node.backward(slots[0])
+        else:
+            in_grads = node.backward(tuple(
+                g if g is not None else node.xp.zeros(shape, dtype)
+                for g, (shape, dtype) in zip(slots, node.outputs)))
+        if not isinstance(in_grads, (tuple, list)):
+            in_grads = (in_grads,)
+        if len(in_grads) != len(node.parents):
+            raise MXNetError('backward of op %r returned %d gradients for %d inputs'
+                             % (node.name, len(in_grads), len(node.parents)))
+        for parent, g in zip(node.parents, in_grads):
+            if parent is None or g is None:
+                continue
+            if type(parent) is tuple:
+                pnode, pidx = parent
+                dtype = pnode.outputs[pidx][1]
+                if g.dtype != dtype:
+                    g = g.astype(dtype)
+                pslots = grads.setdefault(id(pnode), [None] * len(pnode.outputs))
+                pslots[pidx] = g if pslots[pidx] is None else pslots[pidx] + g
+            else:
+                acc = variables.get(id(parent))
+                if acc is None:
+                    variables[id(parent)] = [parent, g]
+                else:
+                    acc[1] = acc[1] + g
+        if not retain_graph:
+            node.backward = None
+            node.parents = None
+    return variables, [wanted_grads[(id(node), idx)] for node, idx in wanted]
