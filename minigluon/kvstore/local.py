@@ -90,12 +90,7 @@ class LocalKVStore(KVStoreBase):
             raise MXNetError('set_optimizer needs an Optimizer, got %s'
                              % type(optimizer).__name__)
         if isinstance(self._updater, Updater):
-            # New hyper-parameters (e.g. a new rescale_grad): keep states and step counts.
-            old = self._updater.optimizer
-            if optimizer is not old:
-                optimizer._index_update_count = old._index_update_count
-                optimizer.num_update = old.num_update
-            self._updater.optimizer = optimizer
+            self._updater.replace_optimizer(optimizer)
         else:
             self._updater = get_updater(optimizer)
 

@@ -264,11 +264,8 @@ class Server(Node):
             return
         if self.updater is None:
             self.updater = Updater(optimizer)
-        else:  # new hyper-parameters (e.g. rescale_grad): keep states and step counts
-            old = self.updater.optimizer
-            optimizer._index_update_count = old._index_update_count
-            optimizer.num_update = old.num_update
-            self.updater.optimizer = optimizer
+        else:
+            self.updater.replace_optimizer(optimizer)
         self.mults = mults
         self._reply(msg)
 
