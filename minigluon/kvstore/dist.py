@@ -356,6 +356,3 @@ class DistKVStore(Node, KVStoreBase):
             except MXNetError as exc:
                 sys.stderr.write('minigluon kvstore: while closing: %s\n' % exc)
         self.van.stop()
-
-    def __del__(self):
-        pass  # closing happens explicitly or at exit, never in a garbage collector

@@ -95,10 +95,8 @@ class LocalKVStore(KVStoreBase):
             self._updater = get_updater(optimizer)
 
     def _set_updater(self, updater):
-        """Use ``updater(key, merged_grad, stored_weight)`` on every push."""
+        """Use ``updater(key, merged_grad, stored_weight)`` on every push (MXNet's name)."""
         self._updater = updater
-
-    set_updater = _set_updater
 
     def set_gradient_compression(self, compression_params):
         """2-bit compression with error feedback of every pushed value ('device' only)."""
