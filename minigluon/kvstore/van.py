@@ -17,6 +17,7 @@ import time
 
 import zmq
 
+from ..network import address_towards, interface_address
 from . import wire
 
 log = logging.getLogger('minigluon.kvstore')
@@ -342,32 +343,14 @@ def resolve(host):
             raise OSError('cannot resolve host %r: %s' % (host, exc)) from None
 
 
-def interface_address(name):
-    """IPv4 address of network interface ``name`` (DMLC_INTERFACE)."""
-    import fcntl
-    import struct
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        packed = fcntl.ioctl(sock.fileno(), 0x8915,  # SIOCGIFADDR
-                             struct.pack('256s', name.encode('utf-8')[:15]))
-        return socket.inet_ntoa(packed[20:24])
-    except OSError as exc:
-        raise OSError('DMLC_INTERFACE=%r has no IPv4 address: %s' % (name, exc)) from None
-    finally:
-        sock.close()
-
-
 def local_address(cfg):
     """The address this node listens on: DMLC_NODE_HOST, DMLC_INTERFACE, or the one
     that routes to the scheduler (found without sending anything)."""
     if cfg.node_host:
         return resolve(cfg.node_host)
     if cfg.interface:
-        return interface_address(cfg.interface)
-    root = resolve(cfg.root_uri)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        sock.connect((root, cfg.root_port))
-        return sock.getsockname()[0]
-    finally:
-        sock.close()
+        try:
+            return interface_address(cfg.interface)
+        except OSError as exc:
+            raise OSError('DMLC_INTERFACE=%s: %s' % (cfg.interface, exc)) from None
+    return address_towards(resolve(cfg.root_uri), cfg.root_port)
