@@ -39,7 +39,7 @@ def setup_logging(cfg):
 
 
 class Node:
-    """Base of Server and the worker's DistKVStore."""
+    """Base of Server and the WorkerNode behind DistKVStore."""
     role = None
 
     def __init__(self, cfg, listen=False):
