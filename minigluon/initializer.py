@@ -16,25 +16,21 @@ import numpy as np
 
 from .base import MXNetError
 from .ndarray.generator import host_generator
+from .registry import Registry
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'create', 'Zero', 'One', 'Constant',
            'Uniform', 'Normal', 'Xavier', 'MSRAPrelu', 'Orthogonal', 'Mixed']
 
-_REGISTRY = {}
+_REGISTRY = Registry('initializer')
 
 
 def register(klass):
     """Class decorator registering an initializer under its lower-cased class name."""
-    _REGISTRY[klass.__name__.lower()] = klass
-    return klass
+    return _REGISTRY.register(klass)
 
 
 def _alias(*names):
-    def deco(klass):
-        for name in names:
-            _REGISTRY[name] = klass
-        return klass
-    return deco
+    return lambda klass: _REGISTRY.register(klass, *names)
 
 
 def create(init, **kwargs):
@@ -48,11 +44,7 @@ def create(init, **kwargs):
     if isinstance(init, type) and issubclass(init, Initializer):
         return init(**kwargs)
     if isinstance(init, str):
-        klass = _REGISTRY.get(init.lower())
-        if klass is None:
-            raise MXNetError('unknown initializer %r; registered names: %s'
-                             % (init, ', '.join(sorted(_REGISTRY))))
-        return klass(**kwargs)
+        return _REGISTRY.find(init)(**kwargs)
     raise MXNetError('an initializer must be an mx.init.Initializer or a registered name '
                      '(e.g. "xavier"), got %s' % type(init).__name__)
 

@@ -13,15 +13,17 @@ import logging
 import math
 import numbers
 
+from .registry import Registry
+
 _LOG = logging.getLogger(__name__)
 
-_REGISTRY = {}
+_REGISTRY = Registry('lr scheduler', case_sensitive=True)
 
 
 def register(name):
     """Class decorator: make a scheduler class known to ``from_config`` as ``name``."""
     def wrap(klass):
-        _REGISTRY[name] = klass
+        _REGISTRY.add(name, klass)
         klass.config_name = name
         return klass
     return wrap
@@ -43,11 +45,12 @@ def from_config(cfg):
         raise ValueError("a scheduler config must be a dict {'name': ..., 'params': {...}}; "
                          "got %r" % (cfg,))
     name = cfg.get('name')
-    if name not in _REGISTRY:
+    klass = _REGISTRY.get(name)
+    if klass is None:
         raise ValueError('unknown lr scheduler %r in config; known: %s (register new ones '
-                         'with mx.lr_scheduler.register)' % (name, ', '.join(sorted(_REGISTRY))))
+                         'with mx.lr_scheduler.register)' % (name, ', '.join(_REGISTRY.names())))
     try:
-        sched = _REGISTRY[name](**cfg.get('params', {}))
+        sched = klass(**cfg.get('params', {}))
     except TypeError as exc:
         raise ValueError('bad params for lr scheduler %r: %s' % (name, exc)) from None
     return sched

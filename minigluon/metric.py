@@ -13,8 +13,9 @@ from collections import OrderedDict
 import numpy
 
 from . import backend
+from .registry import Registry
 
-_REGISTRY = {}
+_REGISTRY = Registry('metric')
 
 
 # ---- inputs ----------------------------------------------------------------------------
@@ -216,17 +217,12 @@ def register(klass):
     """
     if not (isinstance(klass, type) and issubclass(klass, EvalMetric)):
         raise ValueError('register expects an EvalMetric subclass, got %r' % (klass,))
-    _REGISTRY[klass.__name__.lower()] = klass
-    return klass
+    return _REGISTRY.register(klass)
 
 
 def alias(*aliases):
     """Class decorator: more names under which ``create`` finds the metric."""
-    def wrap(klass):
-        for name in aliases:
-            _REGISTRY[name.lower()] = klass
-        return klass
-    return wrap
+    return lambda klass: _REGISTRY.register(klass, *aliases)
 
 
 def create(metric, *args, **kwargs):
@@ -262,10 +258,11 @@ def create(metric, *args, **kwargs):
             composite.add(create(child, *args, **kwargs))
         return composite
     if isinstance(metric, str):
-        if metric.lower() not in _REGISTRY:
+        klass = _REGISTRY.get(metric)
+        if klass is None:
             raise ValueError('unknown metric %r; known: %s (register new ones with '
-                             'mx.metric.register)' % (metric, ', '.join(sorted(_REGISTRY))))
-        return _REGISTRY[metric.lower()](*args, **kwargs)
+                             'mx.metric.register)' % (metric, ', '.join(_REGISTRY.names())))
+        return klass(*args, **kwargs)
     if isinstance(metric, type) and issubclass(metric, EvalMetric):
         return metric(*args, **kwargs)
     if callable(metric):

@@ -247,7 +247,17 @@ class Block:
             child.hybridize(active, **kwargs)
 
     def save_parameters(self, filename, deduplicate=False):
-        """Save parameter values by attribute path (an ``nd.save`` archive, never a pickle)."""
+        """Save parameter values by attribute path (an ``nd.save`` archive, never a pickle).
+
+        Parameters
+        ----------
+        filename : str
+        deduplicate : bool
+            Accepted for MXNet 1.x compatibility and without effect: a shared Parameter
+            is always saved once, under the first path that reaches it (MXNet's
+            ``deduplicate=True``), because ``collect_params`` lists it once and
+            ``load_parameters`` expects exactly those names.
+        """
         self.collect_params().save(filename)
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,

@@ -8,17 +8,14 @@ import numbers
 
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
+from ..registry import Registry
 
-_REGISTRY = {}
+_REGISTRY = Registry('kvstore type', case_sensitive=True)
 
 
 def register(*names):
     """Class decorator: make the store creatable under ``names``."""
-    def deco(klass):
-        for name in names:
-            _REGISTRY[name] = klass
-        return klass
-    return deco
+    return lambda klass: _REGISTRY.register(klass, *names)
 
 
 def create(name='local'):
@@ -27,11 +24,7 @@ def create(name='local'):
         return name
     if not isinstance(name, str):
         raise MXNetError('kvstore type must be a string, got %r' % (name,))
-    klass = _REGISTRY.get(name)
-    if klass is None:
-        raise MXNetError('unknown kvstore type %r; choose one of %s'
-                         % (name, ', '.join(sorted(_REGISTRY))))
-    return klass(name)
+    return _REGISTRY.find(name)(name)
 
 
 def check_key(key):

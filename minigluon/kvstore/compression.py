@@ -55,3 +55,20 @@ def dequantize_2bit(xp, packed, size, threshold, dtype=np.float32):
     out[codes == _POS] = threshold
     out[codes == _NEG] = -threshold
     return out
+
+
+class PushCompressor:
+    """A worker's 2-bit compression of its pushes, with each key's residual kept here."""
+
+    def __init__(self, compression_params):
+        _, self.threshold = parse_params(compression_params)
+        self._residuals = {}
+
+    def encode(self, key, flat, start, stop):
+        """Packed codes for ``flat[start:stop]`` of ``key``, and the message body that
+        tells the server how to decode them."""
+        residual = self._residuals.get(key)
+        if residual is None:
+            residual = self._residuals[key] = np.zeros(flat.size, flat.dtype)
+        packed = quantize_2bit(np, flat[start:stop], residual[start:stop], self.threshold)
+        return packed, {'2bit': self.threshold}

@@ -2,56 +2,37 @@
 
 Same API as the local store. Values pushed for a key are first summed over this
 worker's devices (on the devices for the ``*_device`` types, on the host otherwise),
-then cut into parts (see placement.py) and sent to the servers; pulls gather the
-parts back. Requests carry ids and are answered asynchronously, so all the parts of
-all the keys in one call travel at once. Every wait is bounded and says what it
-waited for; a failure anywhere in the job wakes every wait with the error.
+then cut into parts (placement.py) and sent to the servers; pulls gather the parts
+back. Every call is a ticket of the worker's Customer (customer.py), so all the parts
+of all the keys in one call travel at once; the node (worker.py) keeps the worker in
+the job.
 """
 import atexit
-import itertools
 import json
-import os
 import sys
-import threading
-import time
-import zipfile
 from collections import namedtuple
 
 import numpy as np
 
-from ..ndarray.dispatch import check_inplace_target
 from ..base import MXNetError
 from ..context import cpu
+from ..ndarray.dispatch import check_inplace_target
 from ..ndarray.ndarray import NDArray
-from ..ndarray.serialization import atomic_write
 from ..optimizer import Optimizer
-from . import compression
+from . import compression, states_file
 from .base import KVStoreBase, check_shapes, pair_up
 from .config import Config
 from .local import sum_on
-from .node import ClusterError, Node
+from .node import ClusterError
 from .placement import plan
 from .wire import Message, encode_key
+from .worker import WorkerNode
 
 _KeyMeta = namedtuple('_KeyMeta', 'shape dtype parts')
-_STATES_FORMAT = 'minigluon.dist-optimizer-states'
-# After a fatal cluster error, how long the process may take to stop on its own.
-_EXIT_GRACE_S = 3.0
 
 
-class _Pending:
-    __slots__ = ('event', 'msg', 'what', 'dest')
-
-    def __init__(self, what, dest):
-        self.event = threading.Event()
-        self.msg = None
-        self.what = what
-        self.dest = dest
-
-
-class DistKVStore(Node, KVStoreBase):
+class DistKVStore(KVStoreBase):
     """A worker of a distributed job (types dist_sync, dist_async and *_device)."""
-    role = 'worker'
 
     def __init__(self, kv_type):
         KVStoreBase.__init__(self, 'dist_sync' if kv_type == 'dist' else kv_type)
@@ -59,99 +40,39 @@ class DistKVStore(Node, KVStoreBase):
         if cfg.role != 'worker':
             raise MXNetError('kv.create(%r) belongs in worker processes, but DMLC_ROLE=%s'
                              % (kv_type, cfg.role))
-        Node.__init__(self, cfg)
         self._sync = 'async' not in kv_type
         self._on_device = kv_type.endswith('_device')
-        self._requests = itertools.count(1)
-        self._waiting = {}
-        self._pushes = {}          # request id -> _Pending of pushes not yet acknowledged
-        self._deferred = []        # errors servers reported for pushes
         self._keys = {}
-        self._residuals = {}
-        self._compression = None
+        self._compressor = None
         self._optimizer = None
         self._closed = False
-        self._dead = 0
-        self._handlers.update({'reply': self._on_reply, 'barrier_done': self._on_reply})
-        self.join()
-        for rank, host, port in self.book['servers']:
-            self.van.connect('server:%d' % rank, host, port)
+        self._node = WorkerNode(cfg)
+        self._customer = self._node.customer
         atexit.register(self.close)
 
     # ---- identity ----------------------------------------------------------------------
     @property
     def rank(self):
-        return self.my_rank
+        return self._node.my_rank
 
     @property
     def num_workers(self):
-        return self.book['num_workers']
+        return self._node.book['num_workers']
+
+    @property
+    def book(self):
+        """The job's address book (servers, counts) as the scheduler sent it."""
+        return self._node.book
 
     def num_dead_node(self, node_id=None, timeout=None):
-        return self._dead
+        return self._node.dead_nodes
 
-    # ---- requests and waits ------------------------------------------------------------
-    def _request(self, dest, msg, what):
-        pending = _Pending(what, dest)
-        msg.req = next(self._requests)
-        (self._pushes if msg.cmd == 'push' else self._waiting)[msg.req] = pending
-        self.van.send(dest, msg)
-        return pending
-
-    def _on_reply(self, msg):
-        pending = self._waiting.pop(msg.req, None)
-        if pending is None:
-            pending = self._pushes.pop(msg.req, None)
-            if pending is not None and msg.err:
-                self._deferred.append(msg.err)
-        if pending is not None:
-            pending.msg = msg
-            pending.event.set()
-
-    def _on_dead(self, msg):
-        self._dead += 1
-        super()._on_dead(msg)
-
-    def on_failure(self):
-        for pending in list(self._waiting.values()) + list(self._pushes.values()):
-            pending.event.set()
-        timer = threading.Timer(_EXIT_GRACE_S, self._hard_exit)
-        timer.daemon = True
-        timer.start()
-
-    def _hard_exit(self):
-        sys.stderr.write('minigluon kvstore: %s\nminigluon kvstore: stopping this worker\n'
-                         % self.failure)
-        sys.stderr.flush()
-        os._exit(1)
-
-    def _wait(self, pendings, timeout=None):
-        """Wait for replies; raise on a cluster failure, a timeout or a reported error."""
-        deadline = time.monotonic() + (timeout or self.cfg.wait_timeout)
-        for pending in pendings:
-            while not pending.event.wait(0.05):
-                if self.failure:
-                    break
-                if time.monotonic() > deadline:
-                    raise ClusterError('%s: %s got no answer from %s within %.0f s'
-                                       % (self.van.name, pending.what, pending.dest,
-                                          timeout or self.cfg.wait_timeout))
-            if self.failure:
-                raise ClusterError(self.failure)
-            if pending.msg.err:
-                raise MXNetError(pending.msg.err)
-        self._raise_deferred()
-
-    def _raise_deferred(self):
-        if self._deferred:
-            errors, self._deferred = self._deferred, []
-            raise MXNetError('; '.join(errors))
-
+    # ---- helpers -------------------------------------------------------------------------
     def _check_usable(self):
         if self._closed:
             raise MXNetError('this kvstore was closed')
-        if self.failure:
-            raise ClusterError(self.failure)
+        if self._node.failure:
+            raise ClusterError(self._node.failure)
 
     def _meta(self, key):
         meta = self._keys.get(key)
@@ -160,6 +81,13 @@ class DistKVStore(Node, KVStoreBase):
                              'first' % (key, key))
         return meta
 
+    def _to_every_server(self, make_message, what):
+        """Send one message to each server and wait for their responses."""
+        servers = self._node.servers
+        ticket = self._customer.new_request(
+            [('server:%d' % r, make_message(r)) for r in servers], what)
+        return dict(zip(servers, self._customer.wait(ticket)))
+
     # ---- the API -------------------------------------------------------------------------
     def init(self, key, value):
         """Initialise keys: worker 0's values win; every worker waits until they are set."""
@@ -167,13 +95,14 @@ class DistKVStore(Node, KVStoreBase):
 
     def _init(self, key, value, plain):
         self._check_usable()
-        pendings, new = [], []
+        cfg = self._node.cfg
+        requests, new = [], []
         for k, values in pair_up(key, value):
             if k in self._keys:
                 raise MXNetError('kvstore: key %r is already initialised' % (k,))
             data = values[0].asnumpy()
-            parts = plan(k, data.size, data.itemsize, len(self.book['servers']),
-                         self.cfg.bigarray_bound, self.cfg.chunk_bytes)
+            parts = plan(k, data.size, data.itemsize, len(self._node.servers),
+                         cfg.bigarray_bound, cfg.chunk_bytes)
             self._keys[k] = _KeyMeta(data.shape, data.dtype, parts)
             new.append(k)
             flat = data.reshape(-1)
@@ -181,12 +110,12 @@ class DistKVStore(Node, KVStoreBase):
                     'plain': plain}
             for part in parts:
                 arrays = [flat[part.start:part.stop]] if self.rank == 0 else []
-                pendings.append(self._request(
-                    'server:%d' % part.server,
-                    Message('init', '', key=k, part=part.index, body=body, arrays=arrays),
-                    'init of key %r' % (k,)))
+                requests.append(('server:%d' % part.server,
+                                 Message('init', '', key=k, part=part.index, body=body,
+                                         arrays=arrays)))
+        what = 'init of key %s' % ', '.join(repr(k) for k in new)
         try:
-            self._wait(pendings, self.cfg.wait_timeout)
+            self._customer.wait(self._customer.new_request(requests, what), cfg.wait_timeout)
         except MXNetError:
             for k in new:
                 self._keys.pop(k, None)
@@ -204,24 +133,22 @@ class DistKVStore(Node, KVStoreBase):
     def push(self, key, value, priority=0):
         """Send each key's summed values to its servers (returns without waiting)."""
         self._check_usable()
-        self._raise_deferred()
+        self._customer.raise_detached_errors()
+        requests, keys = [], []
         for k, values in pair_up(key, value):
             meta = self._meta(k)
             check_shapes(k, values, meta.shape, 'push')
             flat = self._merged_host_value(values).astype(meta.dtype, copy=False).reshape(-1)
+            keys.append(k)
             for part in meta.parts:
                 data, body = flat[part.start:part.stop], None
-                if self._compression is not None:
-                    residual = self._residuals.get(k)
-                    if residual is None:
-                        residual = self._residuals[k] = np.zeros(flat.size, meta.dtype)
-                    threshold = self._compression[1]
-                    data = compression.quantize_2bit(np, data, residual[part.start:part.stop],
-                                                     threshold)
-                    body = {'2bit': threshold}
-                self._request('server:%d' % part.server,
-                              Message('push', '', key=k, part=part.index, body=body,
-                                      arrays=[data]), 'push of key %r' % (k,))
+                if self._compressor is not None:
+                    data, body = self._compressor.encode(k, flat, part.start, part.stop)
+                requests.append(('server:%d' % part.server,
+                                 Message('push', '', key=k, part=part.index, body=body,
+                                         arrays=[data])))
+        self._customer.new_request(requests, 'push of key %s' % ', '.join(map(repr, keys)),
+                                   detached=True)
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Fetch each key's value (after this worker's pushes are applied) into ``out``."""
@@ -232,31 +159,33 @@ class DistKVStore(Node, KVStoreBase):
         for k, outs in pair_up(key, out, what='out'):
             meta = self._meta(k)
             check_shapes(k, outs, meta.shape, 'pull')
-            pendings = [self._request('server:%d' % part.server,
-                                      Message('pull', '', key=k, part=part.index),
-                                      'pull of key %r' % (k,)) for part in meta.parts]
-            jobs.append((k, meta, outs, pendings))
-        for k, meta, outs, pendings in jobs:
-            self._wait(pendings)
-            for part, pending in zip(meta.parts, pendings):
-                arrays = pending.msg.arrays
-                if len(arrays) != 1 or arrays[0].size != part.stop - part.start:
-                    raise MXNetError('kvstore: malformed pull reply for key %r part %d'
-                                     % (k, part.index))
-            # the parts go straight into the first output when it is a host array
-            # (one copy of the whole gradient set per round instead of two)
-            first = outs[0]._data
-            direct = (isinstance(first, np.ndarray) and first.dtype == meta.dtype and
-                      first.flags.c_contiguous)
-            if direct:
-                check_inplace_target(outs[0])
-            flat = first.reshape(-1) if direct else \
-                np.empty(int(np.prod(meta.shape, dtype=np.int64)), meta.dtype)
-            for part, pending in zip(meta.parts, pendings):
-                flat[part.start:part.stop] = pending.msg.arrays[0].reshape(-1)
-            value = outs[0] if direct else NDArray(flat.reshape(meta.shape), cpu(0))
-            for o in outs[1:] if direct else outs:
-                value.copyto(o)
+            ticket = self._customer.new_request(
+                [('server:%d' % part.server, Message('pull', '', key=k, part=part.index))
+                 for part in meta.parts], 'pull of key %r' % (k,))
+            jobs.append((k, meta, outs, ticket))
+        for k, meta, outs, ticket in jobs:  # each key is written out as soon as it is here
+            self._write_pulled(k, meta, outs, self._customer.wait(ticket))
+
+    @staticmethod
+    def _write_pulled(k, meta, outs, replies):
+        for part, reply in zip(meta.parts, replies):
+            if len(reply.arrays) != 1 or reply.arrays[0].size != part.stop - part.start:
+                raise MXNetError('kvstore: malformed pull reply for key %r part %d'
+                                 % (k, part.index))
+        # the parts go straight into the first output when it is a host array
+        # (one copy of the whole gradient set per round instead of two)
+        first = outs[0]._data
+        direct = (isinstance(first, np.ndarray) and first.dtype == meta.dtype and
+                  first.flags.c_contiguous)
+        if direct:
+            check_inplace_target(outs[0])
+        flat = first.reshape(-1) if direct else \
+            np.empty(int(np.prod(meta.shape, dtype=np.int64)), meta.dtype)
+        for part, reply in zip(meta.parts, replies):
+            flat[part.start:part.stop] = reply.arrays[0].reshape(-1)
+        value = outs[0] if direct else NDArray(flat.reshape(meta.shape), cpu(0))
+        for o in outs[1:] if direct else outs:
+            value.copyto(o)
 
     def allreduce(self, key, value, out=None, average=False):
         """Sum ``value`` over every device of every worker into ``out`` (minigluon extension).
@@ -297,65 +226,47 @@ class DistKVStore(Node, KVStoreBase):
         body = {'config': config,
                 'mults': [[encode_key(k), lr, wd] for k, (lr, wd) in mults.items()
                           if isinstance(k, (int, str))]}
-        self._wait([self._request('server:%d' % rank, Message('set_optimizer', '', body=body),
-                                  'set_optimizer') for rank, _, _ in self.book['servers']])
+        self._to_every_server(lambda _: Message('set_optimizer', '', body=body), 'set_optimizer')
 
     def set_gradient_compression(self, compression_params):
         """2-bit compression of pushes, with the residual kept on this worker."""
-        self._compression = compression.parse_params(compression_params)
+        self._compressor = compression.PushCompressor(compression_params)
 
     def barrier(self):
         """Wait until every worker reaches its barrier, its pushes before it received by the
         servers (and applied, in dist_async): a pull after the barrier sees all of them."""
         self._check_usable()
-        self._wait(list(self._pushes.values()))
-        self._wait([self._request('scheduler', Message('barrier', '', body={'group': 'worker'}),
-                                  'barrier')], self.cfg.wait_timeout + 30)
+        self._customer.wait_detached()
+        ticket = self._customer.new_request(
+            [('scheduler', Message('barrier', '', body={'group': 'worker'}))], 'barrier')
+        self._customer.wait(ticket, self._node.cfg.wait_timeout + 30)
 
     _barrier = barrier
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Gather every server's optimizer states into one file (never a pickle)."""
         self._check_usable()
-        servers = [rank for rank, _, _ in self.book['servers']]
-        pendings = [self._request('server:%d' % r, Message('save_states', ''), 'save_states')
-                    for r in servers]
-        self._wait(pendings)
-        payload = {'server_%d' % r: p.msg.arrays[0] for r, p in zip(servers, pendings)}
-        meta = json.dumps({'format': _STATES_FORMAT, 'num_servers': len(servers)})
-        payload['__meta__'] = np.frombuffer(meta.encode('utf-8'), dtype=np.uint8)
-        atomic_write(fname, lambda f: np.savez(f, **payload))
+        replies = self._to_every_server(lambda _: Message('save_states', ''), 'save_states')
+        states_file.save(fname, {rank: reply.arrays[0] for rank, reply in replies.items()})
 
     def load_optimizer_states(self, fname):
         """Send each server its part of what ``save_optimizer_states`` wrote."""
         self._check_usable()
-        try:
-            with np.load(fname, allow_pickle=False) as archive:
-                meta = json.loads(bytes(archive['__meta__']).decode('utf-8'))
-                blobs = {n: archive[n] for n in archive.files if n.startswith('server_')}
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-            raise MXNetError('load_optimizer_states: %s is not a distributed optimizer state '
-                             'file: %s' % (fname, exc)) from None
-        servers = [rank for rank, _, _ in self.book['servers']]
-        if meta.get('format') != _STATES_FORMAT or meta.get('num_servers') != len(servers):
-            raise MXNetError('load_optimizer_states: %s was saved by a job with %s servers; this '
-                             'job has %d' % (fname, meta.get('num_servers'), len(servers)))
-        self._wait([self._request('server:%d' % r,
-                                  Message('load_states', '', arrays=[blobs['server_%d' % r]]),
-                                  'load_states') for r in servers])
+        blobs = states_file.load(fname, self._node.servers)
+        self._to_every_server(lambda rank: Message('load_states', '', arrays=[blobs[rank]]),
+                              'load_states')
 
     def close(self):
         """Leave the job: wait for outstanding pushes, tell the scheduler, stop."""
         if self._closed:
             return
         self._closed = True
-        if not self.failure:
+        if not self._node.failure:
             try:
-                self._wait(list(self._pushes.values()))
-                self._wait([self._request('scheduler', Message('finish', ''), 'finish')], 30)
+                self._customer.wait_detached()
+                ticket = self._customer.new_request([('scheduler', Message('finish', ''))],
+                                                    'finish')
+                self._customer.wait(ticket, 30)
             except MXNetError as exc:
                 sys.stderr.write('minigluon kvstore: while closing: %s\n' % exc)
-        self.van.stop()
-
-    def __del__(self):
-        pass  # closing happens explicitly or at exit, never in a garbage collector
+        self._node.van.stop()

@@ -90,20 +90,13 @@ class LocalKVStore(KVStoreBase):
             raise MXNetError('set_optimizer needs an Optimizer, got %s'
                              % type(optimizer).__name__)
         if isinstance(self._updater, Updater):
-            # New hyper-parameters (e.g. a new rescale_grad): keep states and step counts.
-            old = self._updater.optimizer
-            if optimizer is not old:
-                optimizer._index_update_count = old._index_update_count
-                optimizer.num_update = old.num_update
-            self._updater.optimizer = optimizer
+            self._updater.replace_optimizer(optimizer)
         else:
             self._updater = get_updater(optimizer)
 
     def _set_updater(self, updater):
-        """Use ``updater(key, merged_grad, stored_weight)`` on every push."""
+        """Use ``updater(key, merged_grad, stored_weight)`` on every push (MXNet's name)."""
         self._updater = updater
-
-    set_updater = _set_updater
 
     def set_gradient_compression(self, compression_params):
         """2-bit compression with error feedback of every pushed value ('device' only)."""

@@ -39,7 +39,7 @@ def setup_logging(cfg):
 
 
 class Node:
-    """Base of Server and the worker's DistKVStore."""
+    """Base of Server and the WorkerNode behind DistKVStore."""
     role = None
 
     def __init__(self, cfg, listen=False):
@@ -103,7 +103,7 @@ class Node:
                        'died or the network is down' % (self.cfg.root_uri, self.cfg.root_port,
                                                         silent))
             return
-        self.van.send_now('scheduler', Message('heartbeat', ''))
+        self.van.send('scheduler', Message('heartbeat', ''))
 
     def _on_heartbeat_ack(self, msg):
         self._last_answer = time.monotonic()

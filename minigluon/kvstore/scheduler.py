@@ -110,7 +110,7 @@ class Scheduler:
                 'num_workers': self.cfg.num_worker, 'num_servers': self.cfg.num_server}
         for p in servers + workers:
             body = dict(book, rank=p['rank'], name=p['name'])
-            self.van.send_now(p['temp'], Message('book', '', body=body))
+            self.van.send(p['temp'], Message('book', '', body=body))
             self.van.alias(p['name'], p['temp'])
         if self.cfg.verbose:
             log.info('scheduler: the job is up: %d servers, %d workers', len(servers), len(workers))
@@ -118,7 +118,7 @@ class Scheduler:
     # ---- health ------------------------------------------------------------------------
     def _on_heartbeat(self, msg):
         if msg.src in self.nodes:
-            self.van.send_now(msg.src, Message('heartbeat_ack', ''))
+            self.van.send(msg.src, Message('heartbeat_ack', ''))
 
     def _check_health(self):
         now = time.monotonic()
@@ -169,7 +169,7 @@ class Scheduler:
         targets = [n for n in self.nodes if n != exclude and n not in self.finished] \
             if self.nodes else [p['temp'] for p in self.pending]
         for name in targets:
-            self.van.send_now(name, Message(cmd, '', err=reason))
+            self.van.send(name, Message(cmd, '', err=reason))
 
     def _finish(self, code):
         if self.exit_code is None:
@@ -191,17 +191,17 @@ class Scheduler:
         if len(members) == len(self._group(group)):
             self.barriers[group] = {}
             for name, req in members.items():
-                self.van.send_now(name, Message('barrier_done', '', req=req))
+                self.van.send(name, Message('barrier_done', '', req=req))
 
     def _on_finish(self, msg):
         if msg.src not in self.nodes:
             return
         self.finished.add(msg.src)
-        self.van.send_now(msg.src, Message('reply', '', req=msg.req))
+        self.van.send(msg.src, Message('reply', '', req=msg.req))
         workers = self._group('worker')
         if all(w in self.finished for w in workers):
             for name in self._group('server'):
-                self.van.send_now(name, Message('terminate', ''))
+                self.van.send(name, Message('terminate', ''))
                 self.finished.add(name)
             if self.cfg.verbose:
                 log.info('scheduler: every worker finished; the job ends')

@@ -89,7 +89,7 @@ class Server(Node):
 
     # ---- helpers -----------------------------------------------------------------------
     def _reply(self, msg, err=None, arrays=(), body=None):
-        self.van.send_now(msg.src, Message('reply', '', req=msg.req, key=msg.key, part=msg.part,
+        self.van.send(msg.src, Message('reply', '', req=msg.req, key=msg.key, part=msg.part,
                                            err=err, arrays=arrays, body=body))
 
     @staticmethod
@@ -134,7 +134,7 @@ class Server(Node):
         if decl[:2] != slot.shape[:2]:
             err = ('key %r: worker %s declared shape %s %s, but worker 0 initialised it as %s %s'
                    % (key, decl[2], decl[0], decl[1], slot.shape[0], slot.shape[1]))
-        self.van.send_now(src, Message('reply', '', req=req, key=key, part=part, err=err))
+        self.van.send(src, Message('reply', '', req=req, key=key, part=part, err=err))
 
     # ---- push and pull -----------------------------------------------------------------
     def _decode_value(self, msg, slot):
@@ -202,7 +202,7 @@ class Server(Node):
                     slot.queued.append((rank, value, req, src))
                 else:
                     self._count(slot, rank, value)
-                    self.van.send_now(src, Message('reply', '', req=req, key=key, part=part))
+                    self.van.send(src, Message('reply', '', req=req, key=key, part=part))
 
     def _apply(self, key, part, slot, value):
         """The round's result becomes a new stored array, never written afterwards, so
@@ -232,7 +232,7 @@ class Server(Node):
 
     def _send_value(self, src, req, key, part, slot):
         # no copy: a stored array is replaced, never changed (see _apply)
-        self.van.send_now(src, Message('reply', '', req=req, key=key, part=part,
+        self.van.send(src, Message('reply', '', req=req, key=key, part=part,
                                        arrays=[slot.stored]))
 
     def _check_waits(self):
@@ -246,7 +246,7 @@ class Server(Node):
                        '%s' % (self.van.name, slot.round, key, part, now - slot.round_started,
                                ', '.join(map(str, missing))))
                 for src, req, _ in slot.pulls:
-                    self.van.send_now(src, Message('reply', '', req=req, key=key, part=part,
+                    self.van.send(src, Message('reply', '', req=req, key=key, part=part,
                                                    err=err))
                 slot.pulls = []
 
@@ -264,11 +264,8 @@ class Server(Node):
             return
         if self.updater is None:
             self.updater = Updater(optimizer)
-        else:  # new hyper-parameters (e.g. rescale_grad): keep states and step counts
-            old = self.updater.optimizer
-            optimizer._index_update_count = old._index_update_count
-            optimizer.num_update = old.num_update
-            self.updater.optimizer = optimizer
+        else:
+            self.updater.replace_optimizer(optimizer)
         self.mults = mults
         self._reply(msg)
 

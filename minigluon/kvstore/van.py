@@ -1,8 +1,9 @@
 """The transport of one node (ps-lite calls it the van): sockets, one I/O thread.
 
-Every ZeroMQ socket of a process belongs to one background thread. Other threads
-hand it messages through a queue; it sends them, receives, authenticates and
-validates every incoming frame set (dropping and logging bad ones), drops
+Every ZeroMQ socket of a process belongs to one background thread (ZeroMQ sockets
+are not thread-safe). ``send`` may be called from any thread: other threads hand
+messages to it through a queue and a wake-up pipe. The thread sends them, receives,
+authenticates and validates every incoming frame set (dropping and logging bad ones), drops
 duplicates and replays, acknowledges when ``PS_RESEND`` is on and re-sends what was
 not acknowledged in time (delivering each sender's messages in the order sent), and
 calls the node's handler and timers. Handlers therefore run on the I/O
@@ -10,6 +11,7 @@ thread and never need locks among themselves.
 """
 import collections
 import logging
+import os
 import random
 import socket
 import threading
@@ -17,6 +19,7 @@ import time
 
 import zmq
 
+from ..network import address_towards, interface_address
 from . import wire
 
 log = logging.getLogger('minigluon.kvstore')
@@ -94,15 +97,12 @@ class Van:
                 raise OSError('cannot listen on %s:%s: %s' % (host, port, exc)) from None
             self.endpoint = (host, port)
         self._routes = {}        # peer name -> (socket, routing id or None)
-        self._dealers = {}       # peer name -> DEALER socket we connected
         self._peer_of = {}       # DEALER socket -> the peer name we connected it to
         self._outbox = collections.deque()
-        self._wake_lock = threading.Lock()
-        self._wake_addr = 'inproc://wake-%x' % id(self)
-        self._wake_rx = self._socket(zmq.PAIR)
-        self._wake_rx.bind(self._wake_addr)
-        self._wake_tx = self._socket(zmq.PAIR)
-        self._wake_tx.connect(self._wake_addr)
+        # a pipe, not a ZeroMQ socket, wakes the I/O thread: any thread may write to it
+        self._wake_rx, self._wake_tx = os.pipe()
+        os.set_blocking(self._wake_rx, False)
+        os.set_blocking(self._wake_tx, False)
         self._last_seq = {}      # peer -> last sequence number sent to it
         self._channel = {}       # peer name -> the name it was first reached by (aliases)
         self._unacked = {}       # (channel, seq) -> [dest, frames, last send time]
@@ -130,15 +130,22 @@ class Van:
         self._post(('connect', peer, host, port))
 
     def send(self, dest, msg, copy_arrays=False):
-        """Queue ``msg`` for ``dest`` (the I/O thread fills in sender and sequence number).
+        """Send ``msg`` to ``dest``; safe from any thread.
 
-        Arrays go out zero-copy: the caller must not modify them until delivered,
-        unless ``copy_arrays`` (always done when re-sending is on, since a resend may
-        happen much later).
+        ZeroMQ sockets must not be used by two threads, so only the I/O thread
+        touches them: called there (a handler replying), the message goes out at
+        once; called from another thread, it is queued and the I/O thread woken. The
+        I/O thread fills in the sender and numbers the message in the order it goes
+        out. Arrays go out zero-copy: the caller must not modify them until
+        delivered, unless ``copy_arrays`` (always done when re-sending is on, since a
+        resend may happen much later).
         """
         if copy_arrays or self.cfg.resend:
             msg.arrays = [a.copy() for a in msg.arrays]
-        self._post(('send', dest, msg))
+        if threading.current_thread() is self._thread:
+            self._transmit(dest, msg)
+        else:
+            self._post(('send', dest, msg))
 
     def call_soon(self, fn):
         """Run ``fn()`` on the I/O thread."""
@@ -154,6 +161,10 @@ class Van:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
         self._ctx.destroy(linger=0)
+        if not self._thread.is_alive() and self._wake_tx is not None:
+            wake_tx, self._wake_tx = self._wake_tx, None
+            os.close(wake_tx)
+            os.close(self._wake_rx)
 
     def drain(self, timeout):
         """Wait (at most ``timeout`` s) until every re-sendable message was acknowledged."""
@@ -166,11 +177,13 @@ class Van:
         self._wake()
 
     def _wake(self):
-        with self._wake_lock:
-            try:
-                self._wake_tx.send(b'', zmq.NOBLOCK)
-            except zmq.ZMQError:
-                pass  # the queue is full: the I/O thread is awake anyway
+        wake_tx = self._wake_tx
+        if wake_tx is None:
+            return  # stopped: nobody is listening
+        try:
+            os.write(wake_tx, b'w')
+        except BlockingIOError:
+            pass  # the pipe is full: the I/O thread is awake anyway
 
     # ---- I/O thread --------------------------------------------------------------------
     def alias(self, name, known):
@@ -184,12 +197,6 @@ class Van:
         self.name = name
         self._last_seq.clear()
         self._unacked.clear()
-
-    def send_now(self, dest, msg):
-        """Send from the I/O thread (handlers replying)."""
-        if self.cfg.resend:
-            msg.arrays = [a.copy() for a in msg.arrays]
-        self._transmit(dest, msg)
 
     def _transmit(self, dest, msg):
         # numbered here, on the I/O thread, so numbers follow the order on the socket
@@ -266,7 +273,6 @@ class Van:
         sock = self._socket(zmq.DEALER)
         sock.setsockopt(zmq.MAXMSGSIZE, self._max_msg)
         sock.connect('tcp://%s:%d' % (_bracket(host), port))
-        self._dealers[peer] = sock
         self._peer_of[sock] = peer
         self._routes[peer] = (sock, None)
         self._poller.register(sock, zmq.POLLIN)
@@ -274,12 +280,13 @@ class Van:
             log.info('%s: connecting to %s at %s:%d', self.name, peer, host, port)
 
     def _drain(self, sock):
-        if sock is self._wake_rx:
-            while True:
-                try:
-                    sock.recv(zmq.NOBLOCK)
-                except zmq.Again:
-                    return
+        if sock == self._wake_rx:
+            try:
+                while os.read(sock, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+            return
         for _ in range(256):  # bounded, so one busy peer cannot starve timers
             try:
                 frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
@@ -342,32 +349,14 @@ def resolve(host):
             raise OSError('cannot resolve host %r: %s' % (host, exc)) from None
 
 
-def interface_address(name):
-    """IPv4 address of network interface ``name`` (DMLC_INTERFACE)."""
-    import fcntl
-    import struct
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        packed = fcntl.ioctl(sock.fileno(), 0x8915,  # SIOCGIFADDR
-                             struct.pack('256s', name.encode('utf-8')[:15]))
-        return socket.inet_ntoa(packed[20:24])
-    except OSError as exc:
-        raise OSError('DMLC_INTERFACE=%r has no IPv4 address: %s' % (name, exc)) from None
-    finally:
-        sock.close()
-
-
 def local_address(cfg):
     """The address this node listens on: DMLC_NODE_HOST, DMLC_INTERFACE, or the one
     that routes to the scheduler (found without sending anything)."""
     if cfg.node_host:
         return resolve(cfg.node_host)
     if cfg.interface:
-        return interface_address(cfg.interface)
-    root = resolve(cfg.root_uri)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        sock.connect((root, cfg.root_port))
-        return sock.getsockname()[0]
-    finally:
-        sock.close()
+        try:
+            return interface_address(cfg.interface)
+        except OSError as exc:
+            raise OSError('DMLC_INTERFACE=%s: %s' % (cfg.interface, exc)) from None
+    return address_towards(resolve(cfg.root_uri), cfg.root_port)

@@ -36,6 +36,8 @@ import threading
 
 GRACE = 3.0
 FAILURE_MARK = '[minigluon-launch] exit status'
+# Defined here, not imported, since this file runs alone on hosts without minigluon;
+# job.py imports it from here.
 INDEX_VARIABLES = {'server': 'DMLC_SERVER_ID', 'worker': 'DMLC_WORKER_ID'}
 
 

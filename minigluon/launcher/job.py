@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Dict, List
 
 from . import LaunchError
+from .bootstrap import INDEX_VARIABLES
 from .placement import Task
 
 SECRET_VARIABLE = 'MINIGLUON_PS_SECRET'
-INDEX_VARIABLES = {'server': 'DMLC_SERVER_ID', 'worker': 'DMLC_WORKER_ID'}
 MANAGED = ('DMLC_ROLE', 'DMLC_PS_ROOT_URI', 'DMLC_PS_ROOT_PORT', 'DMLC_NUM_SERVER',
            'DMLC_NUM_WORKER', 'DMLC_NODE_HOST', *INDEX_VARIABLES.values(), SECRET_VARIABLE)
 # Passed from the launcher's environment to every process, remote ones too, as

@@ -11,33 +11,26 @@ import numpy as np
 
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
+from ..registry import Registry
 
-_REGISTRY = {}
+_REGISTRY = Registry('optimizer')
 
 
 def register(klass):
     """Class decorator: make ``klass`` creatable by its lower-case name."""
-    name = klass.__name__.lower()
-    if name in _REGISTRY and _REGISTRY[name] is not klass:
-        import warnings
-        warnings.warn('optimizer %r is being replaced by %s' % (name, klass), stacklevel=2)
-    _REGISTRY[name] = klass
-    return klass
+    return _REGISTRY.register(klass)
 
 
 def create(name, **kwargs):
     """An optimizer instance from its registered name (case-insensitive)."""
     if isinstance(name, Optimizer):
         return name
-    klass = _REGISTRY.get(str(name).lower())
-    if klass is None:
-        raise MXNetError('unknown optimizer %r; registered: %s'
-                         % (name, ', '.join(sorted(_REGISTRY))))
-    return klass(**kwargs)
+    return _REGISTRY.find(name)(**kwargs)
 
 
 def registered():
-    return dict(_REGISTRY)
+    """``{name: class}`` of every registered optimizer."""
+    return dict(_REGISTRY.items())
 
 
 def clip(xp, grad, bound):
@@ -193,7 +186,7 @@ class Optimizer:
         """Rebuild an optimizer from ``to_config()`` output (validated, never eval'ed)."""
         if not isinstance(config, dict) or not isinstance(config.get('params'), dict):
             raise MXNetError('optimizer config must be a dict with name and params')
-        klass = _REGISTRY.get(str(config.get('name')).lower())
+        klass = _REGISTRY.get(config.get('name'))
         if klass is None:
             raise MXNetError('unknown optimizer %r in config' % (config.get('name'),))
         allowed = {'learning_rate', 'wd', 'rescale_grad', 'clip_gradient', 'multi_precision',

@@ -67,6 +67,20 @@ class Updater:
         self.optimizer = optimizer
         self.states = {}
 
+    def replace_optimizer(self, optimizer):
+        """Use ``optimizer`` from now on, keeping the states and per-key step counts.
+
+        New hyper-parameters (e.g. the Trainer's new ``rescale_grad``) must not restart
+        step-dependent maths such as Adam's bias correction.
+        """
+        if not isinstance(optimizer, Optimizer):
+            raise MXNetError('Updater needs an Optimizer, got %s' % type(optimizer).__name__)
+        old = self.optimizer
+        if optimizer is not old:
+            optimizer._index_update_count = old._index_update_count
+            optimizer.num_update = old.num_update
+        self.optimizer = optimizer
+
     def __call__(self, index, grad, weight):
         state = self.states.get(index)
         if index not in self.states:

@@ -64,6 +64,48 @@ def test_messages_arrive_once_and_in_order_with_bounded_state(lossy):
             server.van.stop()
 
 
+@pytest.mark.parametrize('lossy', [False, True])
+def test_send_is_safe_from_any_thread_and_from_handlers(lossy):
+    """Several threads send at once while a handler on the I/O thread replies to each
+    message: every message arrives once, and each thread's messages in its order."""
+    extra = dict(resend=True, resend_timeout=0.05, drop_msg=20) if lossy else {}
+    server = Receiver(config(**extra), 'server:0')
+    echoed = Receiver(config(**extra), 'server:1')
+    sender = None
+
+    def echo(msg):  # runs on the sender's I/O thread
+        sender.send('server:1', Message('push', '', key=msg.key))
+
+    sender = Van(config(role='worker', **extra), 'worker:0', echo)
+    try:
+        sender.start()
+        sender.connect('server:0', *server.van.endpoint)
+        sender.connect('server:1', *echoed.van.endpoint)
+        threads, per_thread = 4, 60
+
+        def send_many(t):
+            for n in range(per_thread):
+                sender.send('server:0', Message('push', '', key=t * 1000 + n))
+
+        workers = [threading.Thread(target=send_many, args=(t,)) for t in range(threads)]
+        for w in workers:
+            w.start()
+        for _ in range(20):  # the I/O thread sends too, while the others are busy
+            sender.call_soon(lambda: echo(Message('push', '', key=-1)))
+        for w in workers:
+            w.join()
+        got = [key for _, key in server.wait_for(threads * per_thread)]
+        assert sorted(got) == sorted(t * 1000 + n for t in range(threads)
+                                     for n in range(per_thread))
+        for t in range(threads):
+            assert [k for k in got if k // 1000 == t] == [t * 1000 + n for n in range(per_thread)]
+        assert [key for _, key in echoed.wait_for(20)] == [-1] * 20
+    finally:
+        sender.stop()
+        server.van.stop()
+        echoed.van.stop()
+
+
 def test_a_replayed_authentic_message_is_delivered_once():
     server = Receiver(config(), 'server:0')
     ctx = zmq.Context()

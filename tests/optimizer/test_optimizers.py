@@ -288,3 +288,19 @@ def test_set_states_rejects_garbage():
     up = mx.optimizer.get_updater(mx.optimizer.SGD())
     with pytest.raises(MXNetError, match='invalid optimizer states'):
         up.set_states(b'not a zip at all')
+
+
+def test_replace_optimizer_keeps_states_and_step_counts():
+    updater = mx.optimizer.get_updater(mx.optimizer.Adam(learning_rate=0.1))
+    w = nd.array([1.0, 2.0])
+    for _ in range(3):
+        updater(0, nd.array([0.5, -0.5]), w)
+    state = updater.states[0]
+    new = mx.optimizer.Adam(learning_rate=0.1, rescale_grad=0.5)
+    updater.replace_optimizer(new)
+    assert updater.optimizer is new and updater.states[0] is state
+    assert new._index_update_count == {0: 3} and new.num_update == 3
+    updater(0, nd.array([0.5, -0.5]), w)
+    assert new._index_update_count == {0: 4}
+    with pytest.raises(MXNetError, match='needs an Optimizer'):
+        updater.replace_optimizer('adam')

@@ -1,9 +1,12 @@
 """``gluon.model_zoo.vision``: image classification models, created by name."""
 from ....base import MXNetError
+from ....registry import Registry
 from .resnet import *  # noqa: F401,F403
 from . import resnet as _resnet
 
-_MODELS = {name: getattr(_resnet, name) for name in _resnet.MODEL_NAMES}
+_MODELS = Registry('model')
+for _name in _resnet.MODEL_NAMES:
+    _MODELS.add(_name, getattr(_resnet, _name))
 
 
 def get_model(name, **kwargs):
@@ -20,8 +23,8 @@ def get_model(name, **kwargs):
     pretrained : bool
         Must be False: minigluon ships no weights (load your own with load_parameters).
     """
-    fn = _MODELS.get(name.lower())
+    fn = _MODELS.get(name)
     if fn is None:
         raise MXNetError('unknown model %r; available models: %s'
-                         % (name, ', '.join(sorted(_MODELS))))
+                         % (name, ', '.join(_MODELS.names())))
     return fn(**kwargs)

@@ -1,0 +1,117 @@
+"""Request tickets of a worker, as ps-lite's Customer.
+
+``new_request`` numbers and sends a group of messages (e.g. every part of a key)
+and returns a ticket; the receive side hands each response to ``on_response``;
+``wait(ticket)`` blocks until every response of the ticket arrived. Waits are
+bounded and say what they waited for, and a failure anywhere in the job wakes them
+with the error. Pushes are detached tickets: nobody waits for one by itself, so an
+error a server reports for a push is raised by the next call that checks.
+"""
+import itertools
+import threading
+import time
+
+from ..base import MXNetError
+from .node import ClusterError
+
+
+class Ticket:
+    """The responses to one group of requests, in the order they were sent."""
+    __slots__ = ('what', 'responses', 'unanswered', 'done', 'detached')
+
+    def __init__(self, what, count, detached):
+        self.what = what
+        self.responses = [None] * count
+        self.unanswered = {}          # request id -> (slot in responses, destination)
+        self.done = threading.Event()
+        self.detached = detached
+        if not count:
+            self.done.set()
+
+    def first_error(self):
+        return next((r.err for r in self.responses if r is not None and r.err), None)
+
+
+class Customer:
+    """Sends requests through ``van`` and matches the responses to their tickets.
+
+    Parameters
+    ----------
+    van : Van
+    failure : callable() -> str or None
+        The job's failure, once there is one (every wait then raises it).
+    wait_timeout : float
+        Default bound of a wait, in seconds.
+    """
+
+    def __init__(self, van, failure, wait_timeout):
+        self._van = van
+        self._failure = failure
+        self._wait_timeout = wait_timeout
+        self._request_ids = itertools.count(1)
+        self._open = {}               # request id -> its ticket (written by both threads)
+        self._detached_errors = []
+
+    def new_request(self, requests, what, detached=False):
+        """Send each ``(destination, Message)`` of ``requests``; returns their ticket."""
+        requests = list(requests)
+        ticket = Ticket(what, len(requests), detached)
+        for slot, (dest, msg) in enumerate(requests):
+            msg.req = next(self._request_ids)
+            ticket.unanswered[msg.req] = (slot, dest)
+            self._open[msg.req] = ticket
+        for dest, msg in requests:
+            self._van.send(dest, msg)
+        return ticket
+
+    def on_response(self, msg):
+        """Hand over a response (called on the van's I/O thread)."""
+        ticket = self._open.pop(msg.req, None)
+        if ticket is None:
+            return  # an answer to a request nobody waits for any more
+        slot, _ = ticket.unanswered.pop(msg.req)
+        ticket.responses[slot] = msg
+        if ticket.detached and msg.err:
+            self._detached_errors.append(msg.err)
+        if not ticket.unanswered:
+            ticket.done.set()
+
+    def wake_all(self):
+        """Wake every wait (the job failed: they raise its error)."""
+        for ticket in list(self._open.values()):
+            ticket.done.set()
+
+    def wait(self, ticket, timeout=None):
+        """Block until every response of ``ticket`` arrived; returns them in order.
+
+        Raises ClusterError on a failure of the job or when ``timeout`` (default: the
+        configured wait timeout) passes, MXNetError when a response reports an error.
+        """
+        timeout = timeout or self._wait_timeout
+        deadline = time.monotonic() + timeout
+        while not ticket.done.wait(0.05):
+            if self._failure():
+                break
+            if time.monotonic() > deadline:
+                silent = sorted(set(dest for _, dest in list(ticket.unanswered.values())))
+                raise ClusterError('%s: %s got no answer from %s within %.0f s'
+                                   % (self._van.name, ticket.what, ', '.join(silent), timeout))
+        if self._failure():
+            raise ClusterError(self._failure())
+        error = None if ticket.detached else ticket.first_error()
+        if error:
+            raise MXNetError(error)
+        self.raise_detached_errors()
+        return ticket.responses
+
+    def wait_detached(self, timeout=None):
+        """Wait until every detached request (every push) sent so far is answered."""
+        for ticket in {id(t): t for t in list(self._open.values()) if t.detached}.values():
+            self.wait(ticket, timeout)
+        self.raise_detached_errors()
+
+    def raise_detached_errors(self):
+        """Raise what servers reported for detached requests since the last check."""
+        if self._detached_errors:
+            errors, self._detached_errors = self._detached_errors, []
+            raise MXNetError('; '.join(errors))
