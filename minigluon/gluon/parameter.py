@@ -8,6 +8,7 @@ forward pass, once its Block has seen an input (deferred initialization).
 import copy
 import re
 import warnings
+import weakref
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ..base import MXNetError
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray, array as nd_array, load as nd_load, save as nd_save
 from ..ndarray import zeros as nd_zeros
-from ..ndarray.ndarray import normalize_dtype
+from ..ndarray.dtypes import normalize_dtype
 
 __all__ = ['Parameter', 'Constant', 'ParameterDict', 'DeferredInitializationError']
 
@@ -84,6 +85,8 @@ class Parameter:
         self._differentiable = differentiable
         self._grad_req = None
         self._data = None  # list of NDArray, one per context of _ctx_list
+        # (weak reference to a data array, its gradient-write count) at the last update
+        self._grad_used_at = []
         self._grad = None
         self._ctx_list = None
         self._deferred_init = ()  # (init, ctx_list, default_init, data) while deferred
@@ -163,15 +166,18 @@ class Parameter:
             for d in self._data:
                 d._grad_req = req
 
-    @property
-    def _fresh_grad(self):
-        """True when backward has written every gradient buffer since the flag was cleared."""
-        return bool(self._grad) and all(g._fresh_grad for g in self._grad)
+    def stale_grad_contexts(self):
+        """The contexts whose gradient no backward has written since ``mark_grad_used``
+        (every context before the first backward)."""
+        used = {id(d): n for d, n in ((ref(), n) for ref, n in self._grad_used_at)
+                if d is not None}  # arrays replaced since (cast, re-initialised) start at 0
+        return [d.context for d in self._data or ()
+                if d._grad_writes == used.get(id(d), 0)]
 
-    @_fresh_grad.setter
-    def _fresh_grad(self, value):
-        for g in self._grad or ():
-            g._fresh_grad = value
+    def mark_grad_used(self):
+        """Record that the current gradients were applied; until the next backward
+        writes them, ``stale_grad_contexts`` lists every context."""
+        self._grad_used_at = [(weakref.ref(d), d._grad_writes) for d in self._data or ()]
 
     # ---- initialization --------------------------------------------------------------
     def initialize(self, init=None, ctx=None, default_init=None, force_reinit=False):

@@ -67,7 +67,7 @@ class Trainer:
         self._update_on_kvstore_arg = update_on_kvstore
         self._kvstore = None
         self._update_on_kvstore = False
-        self._kv_initialized = False
+        self._ready = False
         self._contexts = None
         self._init_optimizer(optimizer, optimizer_params)
         self._scale = self._optimizer.rescale_grad
@@ -106,10 +106,23 @@ class Trainer:
     def set_learning_rate(self, lr):
         """Set a new learning rate (also on the kvstore's copy of the optimizer)."""
         self._optimizer.set_learning_rate(lr)
-        if self._kv_initialized and self._update_on_kvstore:
+        if self._ready and self._update_on_kvstore:
             self._kvstore.set_optimizer(self._optimizer)
 
     # ---- set-up on first use (shapes may be deferred until the first forward) --------
+    def _make_ready(self, batch_size=None):
+        """The lazy set-up, once: contexts, the store and the updater; with a store, the
+        first sync (the optimizer, rescaled for ``batch_size`` when it is known, so it
+        goes once with its final ``rescale_grad``; then every key)."""
+        if self._ready:
+            return
+        self._init_kvstore()
+        if batch_size is not None:
+            self._set_rescale(batch_size)
+        if self._kvstore is not None:
+            self._sync_with_store()
+        self._ready = True
+
     def _check_contexts(self):
         contexts = None
         for p in self._params:
@@ -146,7 +159,6 @@ class Trainer:
             raise MXNetError("Trainer: kvstore '%s' applies updates on the servers as they "
                              'arrive; it needs update_on_kvstore=True' % kv.type)
         self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
-        self._store_synced = False
         if kv is not None:
             if self._compression_params:
                 kv.set_gradient_compression(self._compression_params)
@@ -159,7 +171,6 @@ class Trainer:
         # Devices hold identical weights and (after allreduce) identical gradients: update
         # once on the first and copy, so step counts and states exist once.
         self._updater = opt.get_updater(self._optimizer)
-        self._kv_initialized = True
 
     def _sync_with_store(self):
         """First use of the store: optimizer (with its final rescale_grad), then the keys.
@@ -173,7 +184,6 @@ class Trainer:
         for key, p in zip(self._keys, self._params):
             kv.init(key, p.list_data()[0])
             kv.pull(key, p.list_data())
-        self._store_synced = True
 
     def _rescale(self, batch_size):
         workers = self._kvstore.num_workers if self._kvstore is not None else 1
@@ -187,9 +197,8 @@ class Trainer:
         distributed store), so ``batch_size`` is the number of samples this process
         used for the gradients, summed over its devices.
         """
-        if not self._kv_initialized:
-            self._init_kvstore()
-        self._set_rescale(batch_size)
+        self._make_ready(batch_size)
+        self._rescale_for(batch_size)
         if not ignore_stale_grad:
             self._check_fresh()  # before any push: stale gradients must not reach the store
         self.allreduce_grads()
@@ -197,18 +206,19 @@ class Trainer:
 
     def _check_fresh(self):
         for p in self._params:
-            if p.grad_req != 'null':
-                for g in p.list_grad():
-                    if not g._fresh_grad:
-                        raise UserWarning(_stale_message(p, g.context))
+            stale = p.stale_grad_contexts() if p.grad_req != 'null' else ()
+            if stale:
+                raise UserWarning(_stale_message(p, stale[0]))
 
     def _set_rescale(self, batch_size):
+        """Set the optimizer's ``rescale_grad`` for ``batch_size``; True if it changed."""
         scale = self._rescale(batch_size)
         changed = scale != self._optimizer.rescale_grad
         self._optimizer.rescale_grad = scale
-        if self._kvstore is not None and not self._store_synced:
-            self._sync_with_store()
-        elif changed and self._update_on_kvstore:
+        return changed
+
+    def _rescale_for(self, batch_size):
+        if self._set_rescale(batch_size) and self._update_on_kvstore:
             self._kvstore.set_optimizer(self._optimizer)  # its copy must rescale too
 
     def allreduce_grads(self):
@@ -217,12 +227,9 @@ class Trainer:
         Call it, then adjust gradients (e.g. ``clip_global_norm``), then ``update``.
         Not available with ``update_on_kvstore``, where the store applies the update.
         """
-        if not self._kv_initialized:
-            self._init_kvstore()
+        self._make_ready()
         if self._kvstore is None:
             return
-        if not self._store_synced:
-            self._sync_with_store()
         for i, (key, p) in enumerate(zip(self._keys, self._params)):
             if p.grad_req == 'null':
                 continue
@@ -232,13 +239,12 @@ class Trainer:
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to every parameter (after ``allreduce_grads``)."""
-        if not self._kv_initialized:
-            self._init_kvstore()
+        self._make_ready(batch_size)
         if self._update_on_kvstore:
             raise MXNetError('Trainer.update() is not available with update_on_kvstore=True: '
                              'the kvstore applies the update during allreduce_grads(); call '
                              'step() or create the Trainer with update_on_kvstore=False')
-        self._set_rescale(batch_size)
+        self._rescale_for(batch_size)
         if not ignore_stale_grad:
             self._check_fresh()
         self._update(ignore_stale_grad)
@@ -247,28 +253,21 @@ class Trainer:
         for i, (key, p) in enumerate(zip(self._keys, self._params)):
             if p.grad_req == 'null':
                 continue
-            grads = p.list_grad()
             if self._kvstore is not None and self._update_on_kvstore:
                 self._kvstore.pull(key, p.list_data(), priority=-i)
-                for g in grads:
-                    g._fresh_grad = False
-                continue
-            data = p.list_data()
-            if not ignore_stale_grad or grads[0]._fresh_grad:
-                self._updater(key, grads[0], data[0])
-                for d in data[1:]:
-                    data[0].copyto(d)
-            for g in grads:
-                g._fresh_grad = False
+            else:
+                data = p.list_data()
+                if not ignore_stale_grad or not p.stale_grad_contexts():
+                    self._updater(key, p.list_grad()[0], data[0])
+                    for d in data[1:]:
+                        data[0].copyto(d)
+            p.mark_grad_used()
 
     # ---- states -----------------------------------------------------------------------
     def save_states(self, fname):
         """Save optimizer states (and the optimizer) to ``fname``; never a pickle."""
-        if not self._kv_initialized:
-            self._init_kvstore()
+        self._make_ready()
         if self._update_on_kvstore:
-            if not self._store_synced:
-                self._sync_with_store()
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
             blob = self._updater.get_states(dump_optimizer=True)
@@ -276,11 +275,8 @@ class Trainer:
 
     def load_states(self, fname):
         """Load what ``save_states`` wrote; training continues exactly where it stopped."""
-        if not self._kv_initialized:
-            self._init_kvstore()
+        self._make_ready()
         if self._update_on_kvstore:
-            if not self._store_synced:
-                self._sync_with_store()
             self._kvstore.load_optimizer_states(fname)
             local = getattr(self._kvstore, '_updater', None)  # in-process stores only
             if local is not None:

@@ -4,7 +4,8 @@ from .. import backend as _backend
 from ..base import MXNetError
 from .creation import arange, array, empty, eye, full, linspace, ones, zeros
 from .dispatch import invoke as _invoke
-from .ndarray import NDArray, SUPPORTED_DTYPES, _params
+from .dtypes import SUPPORTED_DTYPES
+from .ndarray import NDArray, _params
 from .registry import all_ops as _all_ops
 from .serialization import load, save
 

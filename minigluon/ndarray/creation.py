@@ -3,7 +3,8 @@ import numpy as np
 
 from ..base import MXNetError
 from ..context import Context, current_context
-from .ndarray import NDArray, normalize_dtype, to_array
+from .dtypes import normalize_dtype
+from .ndarray import NDArray, to_array
 
 array = to_array
 

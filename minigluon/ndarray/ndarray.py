@@ -10,7 +10,7 @@ from ..context import Context, current_context
 from . import ops  # noqa: F401  (registers the op table the methods below come from)
 from . import tape
 from .dispatch import check_inplace_target, compute_gradients, invoke, requires_grad
-from .dtypes import SUPPORTED_DTYPES, normalize_dtype  # noqa: F401  (nd.SUPPORTED_DTYPES)
+from .dtypes import normalize_dtype
 from .registry import get_op
 
 class NDArray:
@@ -19,7 +19,7 @@ class NDArray:
     Wraps a numpy array (``cpu``) or a CuPy array (``gpu``). Create one with
     ``nd.array``, ``nd.zeros`` and friends rather than the constructor.
     """
-    __slots__ = ('_data', '_ctx', '_node', '_out_idx', '_grad', '_grad_req', '_fresh_grad',
+    __slots__ = ('_data', '_ctx', '_node', '_out_idx', '_grad', '_grad_req', '_grad_writes',
                  '__weakref__')
     __array_priority__ = 1000.0  # numpy scalars defer to our reflected operators
 
@@ -30,7 +30,7 @@ class NDArray:
         self._out_idx = 0
         self._grad = None
         self._grad_req = None
-        self._fresh_grad = False
+        self._grad_writes = 0  # backward passes that wrote this variable's gradient
 
     # ---- attributes ------------------------------------------------------------------
     @property
@@ -166,7 +166,7 @@ class NDArray:
             buf._data += grad
         else:
             buf._data[...] = grad
-        buf._fresh_grad = True
+        self._grad_writes += 1
 
     # ---- shape methods with MXNet's calling conventions -------------------------------
     def reshape(self, *shape, **kwargs):

@@ -1,7 +1,8 @@
 """Random sampling (``nd.random``) from the generators of ``generator.py``."""
 from ..context import Context, current_context
 from .generator import host_generator, seed  # noqa: F401  (nd.random.seed)
-from .ndarray import NDArray, normalize_dtype
+from .dtypes import normalize_dtype
+from .ndarray import NDArray
 
 
 def _shape(shape):

@@ -16,9 +16,10 @@ gradient. Its backward returns None for the others, so a costly gradient nobody
 reads (a convolution's data gradient at the network's input) is never computed.
 """
 from ..base import MXNetError
+from ..registry import Registry
 from .accumulate import sum_over
 
-_OPS = {}
+_OPS = Registry('op', case_sensitive=True)
 
 
 class OpDef:
@@ -59,24 +60,22 @@ def register(name, num_inputs=1, differentiable=True, output_context=None,
     ``takes_needs_grad``: pass the keyword ``needs_grad`` (see the module docstring).
     """
     def deco(forward):
-        if name in _OPS:
-            raise MXNetError('op %r is registered twice' % name)
-        _OPS[name] = OpDef(name, forward, num_inputs, differentiable, output_context,
-                           takes_needs_grad)
+        _OPS.add(name, OpDef(name, forward, num_inputs, differentiable, output_context,
+                             takes_needs_grad))
         return forward
     return deco
 
 
 def get_op(name):
-    try:
-        return _OPS[name]
-    except KeyError:
-        raise MXNetError('no op named %r is registered' % name) from None
+    op = _OPS.get(name)
+    if op is None:
+        raise MXNetError('no op named %r is registered' % name)
+    return op
 
 
 def all_ops():
     """Every registered op, keyed by name."""
-    return dict(_OPS)
+    return dict(_OPS.items())
 
 
 def unbroadcast(xp, grad, shape):

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..base import MXNetError
 from ..context import Context, current_context
-from .ndarray import NDArray, SUPPORTED_DTYPES
+from .dtypes import SUPPORTED_DTYPES
+from .ndarray import NDArray
 
 FORMAT = 'minigluon.ndarray'
 VERSION = 1

@@ -130,16 +130,6 @@ class Updater:
                                    for k, v in header['index_update_count']}
         opt.num_update = int(header['num_update'])
 
-    def state_context_to(self, ctx):
-        """Move every state to ``ctx`` (after loading on the host)."""
-        def move(s):
-            if isinstance(s, NDArray):
-                return s.as_in_context(ctx)
-            if isinstance(s, tuple):
-                return tuple(move(x) for x in s)
-            return s
-        self.states = {k: move(s) for k, s in self.states.items()}
-
 
 def get_updater(optimizer):
     """An Updater applying ``optimizer`` (MXNet's ``mx.optimizer.get_updater``)."""

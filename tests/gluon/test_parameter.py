@@ -80,16 +80,16 @@ def test_grad_req_write_add_null():
         p.grad_req = 'sometimes'
 
 
-def test_fresh_grad_flag_for_the_trainer():
+def test_stale_gradients_for_the_trainer():
     p = _param(shape=(2,))
-    p.initialize()
-    assert not p._fresh_grad
+    p.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    assert p.stale_grad_contexts() == [mx.cpu(0), mx.cpu(1)]  # no backward yet
     with autograd.record():
-        y = (p.data() * 2).sum()
+        y = (p.data(mx.cpu(1)) * 2).sum()
     y.backward()
-    assert p._fresh_grad and p.list_grad()[0]._fresh_grad
-    p._fresh_grad = False
-    assert not p.grad()._fresh_grad
+    assert p.stale_grad_contexts() == [mx.cpu(0)]
+    p.mark_grad_used()
+    assert p.stale_grad_contexts() == [mx.cpu(0), mx.cpu(1)]
 
 
 def test_deferred_initialization():
