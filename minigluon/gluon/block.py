@@ -247,7 +247,7 @@ class Block:
             child.hybridize(active, **kwargs)
 
     def save_parameters(self, filename, deduplicate=False):
-        """Save parameter values by attribute path (an ``nd.save`` archive, never a pickle).
+        """Save parameter values by attribute path (``nd.save``: MXNet's NDArray file format).
 
         Parameters
         ----------

@@ -523,7 +523,7 @@ class ParameterDict(dict):
         return out
 
     def save(self, filename, strip_prefix=''):
-        """Save the values to ``filename`` (an ``nd.save`` archive, never a pickle)."""
+        """Save the values to ``filename`` (``nd.save``: MXNet's NDArray file format)."""
         arrays = {}
         for name, param in self.items():
             if strip_prefix:
@@ -543,6 +543,8 @@ class ParameterDict(dict):
         it (unless ``allow_missing`` / ``ignore_extra``).
         """
         loaded = nd_load(filename, ctx=cpu())
+        if isinstance(loaded, list) and not loaded:
+            loaded = {}  # a file of no parameters has no names, so it loads as a list
         if not isinstance(loaded, dict):
             raise MXNetError('%s holds a list of arrays, not named parameters; write it with '
                              'save_parameters or ParameterDict.save' % (filename,))

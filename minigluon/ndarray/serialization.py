@@ -1,24 +1,20 @@
-"""``nd.save``/``nd.load``: lists or dicts of arrays in a zip of ``.npy`` files.
+"""``nd.save``/``nd.load``: lists or dicts of arrays in MXNet's NDArray file format.
 
-The file is a numpy ``.npz`` archive that never contains pickles: one entry per
-array (``arr_0``, ``arr_1``, ...) plus ``__meta__``, a JSON document giving the kind
-(list or dict) and the names. Writes are atomic: a temporary file in the same folder
-is renamed over the destination.
+``save`` writes MXNet's own binary format (``mxnet_format.py``), so ``.params`` files
+move both ways between MXNet and minigluon. ``load`` reads that format in every
+version MXNet 1.x reads, and the zip archives of earlier minigluon versions
+(``zip_format.py``). Nothing is unpickled. Writes are atomic: a temporary file in
+the same folder is renamed over the destination.
 """
-import json
 import os
 import tempfile
-import zipfile
-
-import numpy as np
 
 from ..base import MXNetError
 from ..context import Context, current_context
-from .dtypes import SUPPORTED_DTYPES
+from . import mxnet_format, zip_format
 from .ndarray import NDArray
 
-FORMAT = 'minigluon.ndarray'
-VERSION = 1
+_NPY_MAGIC = b'\x93NUMPY'
 
 
 def atomic_write(path, write):
@@ -39,7 +35,13 @@ def atomic_write(path, write):
 
 
 def save(fname, data):
-    """Save an NDArray, a list of NDArrays or a dict of name -> NDArray to ``fname``."""
+    """Save an NDArray, a list of NDArrays or a dict of name -> NDArray to ``fname``.
+
+    The file is MXNet's NDArray list, readable by MXNet's ``nd.load``. Arrays with a
+    zero-size dimension or no dimensions (scalars) exist only in MXNet's numpy shape
+    semantics; a file holding one is written in that version (V3), which MXNet loads
+    inside ``mx.util.np_shape(True)``.
+    """
     if isinstance(data, NDArray):
         data = [data]
     if isinstance(data, dict):
@@ -47,9 +49,8 @@ def save(fname, data):
         arrays = list(data.values())
         if not all(isinstance(n, str) for n in names):
             raise MXNetError('nd.save: dict keys must be strings')
-        kind = 'dict'
     elif isinstance(data, (list, tuple)):
-        names, arrays, kind = None, list(data), 'list'
+        names, arrays = None, list(data)
     else:
         raise MXNetError('nd.save: data must be an NDArray, a list or a dict of NDArrays, got %s'
                          % type(data).__name__)
@@ -57,49 +58,48 @@ def save(fname, data):
         if not isinstance(a, NDArray):
             raise MXNetError('nd.save: item %s is a %s, not an NDArray'
                              % (names[i] if names else i, type(a).__name__))
-    meta = json.dumps({'format': FORMAT, 'version': VERSION, 'kind': kind, 'names': names,
-                       'count': len(arrays)})
-    entries = {'__meta__': np.frombuffer(meta.encode('utf-8'), dtype=np.uint8)}
-    for i, a in enumerate(arrays):
-        entries['arr_%d' % i] = a.asnumpy()
-    atomic_write(fname, lambda f: np.savez(f, **entries))
+    numpy_shape = mxnet_format.needs_numpy_shape([a.shape for a in arrays])
+    records = ((a.asnumpy(), a.context.device_typeid, a.context.device_id) for a in arrays)
+    atomic_write(fname, lambda f: mxnet_format.write(f, len(arrays), records, names,
+                                                     numpy_shape))
 
 
-def _bad(fname, why):
-    return MXNetError('nd.load: %s is not a valid minigluon array file (%s); it must be '
-                      'written by nd.save or save_parameters' % (fname, why))
+def _decode(fname, data):
+    """``(arrays, names)``, choosing the reader by the file's first bytes."""
+    if mxnet_format.is_mxnet_list(data):
+        try:
+            return mxnet_format.decode(data)
+        except mxnet_format.FormatError as exc:
+            raise MXNetError('nd.load: %s is not a valid MXNet NDArray file: %s'
+                             % (fname, exc)) from None
+    if zip_format.is_zip(data):
+        try:
+            return zip_format.decode(data)
+        except zip_format.FormatError as exc:
+            raise MXNetError('nd.load: %s is not a valid minigluon array file (%s); it must be '
+                             'written by nd.save or save_parameters' % (fname, exc)) from None
+    if data.startswith(_NPY_MAGIC):
+        raise MXNetError('nd.load: %s is a single numpy .npy array, not an NDArray file; '
+                         'read it with numpy.load' % (fname,))
+    raise MXNetError('nd.load: %s is not an NDArray file: it starts with %r, neither MXNet\'s '
+                     'NDArray list magic 0x%x nor a zip archive of an earlier minigluon; it '
+                     'must be written by nd.save or save_parameters (of MXNet or minigluon)'
+                     % (fname, bytes(data[:8]), mxnet_format.LIST_MAGIC))
 
 
 def load(fname, ctx=None):
-    """Load what ``save`` wrote: a list or a dict of NDArrays (on ``ctx``, default cpu)."""
+    """Load what ``save`` (or MXNet's ``nd.save``) wrote: a list, or a dict of NDArrays.
+
+    Arrays go to ``ctx`` (default: the current context), whatever context the file
+    names. As in MXNet, a file without names loads as a list, so an empty dict comes
+    back as an empty list.
+    """
     ctx = current_context() if ctx is None else Context(ctx)
     try:
-        archive = np.load(fname, allow_pickle=False)
+        with open(fname, 'rb') as f:
+            data = f.read()
     except FileNotFoundError:
         raise MXNetError('nd.load: no such file %s' % (fname,)) from None
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError,
-            RuntimeError) as exc:  # zipfile: unsupported method/version, 'encrypted'
-        raise _bad(fname, exc) from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise _bad(fname, 'a single .npy array, not an archive')
-    with archive:
-        try:
-            meta = json.loads(bytes(archive['__meta__']).decode('utf-8'))
-            kind, names, count = meta['kind'], meta['names'], int(meta['count'])
-            if meta.get('format') != FORMAT or kind not in ('list', 'dict'):
-                raise ValueError('unknown format %r/%r' % (meta.get('format'), kind))
-            arrays = []
-            for i in range(count):
-                a = archive['arr_%d' % i]
-                if str(a.dtype) not in SUPPORTED_DTYPES:
-                    raise ValueError('entry %d has unsupported dtype %s' % (i, a.dtype))
-                arrays.append(a)
-        except (KeyError, ValueError, TypeError, OSError, zipfile.BadZipFile, EOFError,
-                NotImplementedError, RuntimeError) as exc:
-            raise _bad(fname, exc) from None
+    arrays, names = _decode(fname, data)
     out = [NDArray(ctx.put(a), ctx) for a in arrays]
-    if kind == 'dict':
-        if not isinstance(names, list) or len(names) != count:
-            raise _bad(fname, 'names do not match the arrays')
-        return dict(zip(names, out))
-    return out
+    return out if names is None else dict(zip(names, out))

@@ -1,6 +1,8 @@
-"""nd.save / nd.load: npz archives without pickles, exact round trips, clear errors."""
+"""nd.save / nd.load: exact round trips, atomic writes, files of earlier versions, clear
+errors. The byte layout of MXNet's format itself is tested in test_mxnet_format.py."""
+import json
 import os
-import zipfile
+import pickle
 
 import numpy as np
 import pytest
@@ -8,6 +10,7 @@ import pytest
 import minigluon as mx
 from minigluon import nd
 from minigluon.base import MXNetError
+from minigluon.ndarray import mxnet_format
 
 DTYPES = ['float16', 'float32', 'float64', 'int8', 'int32', 'int64', 'uint8', 'bool']
 rng = np.random.RandomState(3)
@@ -81,7 +84,16 @@ def test_empty_list_and_dict(tmp_path):
     nd.save(f, [])
     assert nd.load(f) == []
     nd.save(f, {})
-    assert nd.load(f) == {}
+    assert nd.load(f) == []  # as in MXNet: a file without names is a list
+
+
+def test_scalars_and_zero_size_arrays(tmp_path):
+    f = str(tmp_path / 'np_shape.nd')
+    refs = [np.array(2.5, np.float32), np.zeros((0, 3), np.int64), sample('uint8', (2,))]
+    arrays = [nd.full((), 2.5), nd.zeros((0, 3), dtype='int64'), nd.array(refs[2], dtype='uint8')]
+    nd.save(f, arrays)
+    for o, r in zip(nd.load(f), refs):
+        same_bits(o.asnumpy(), r)
 
 
 def test_load_onto_a_context(tmp_path):
@@ -95,23 +107,13 @@ def test_load_onto_a_context(tmp_path):
         assert nd.load(f)[0].context == mx.cpu(3)
 
 
-def test_file_is_a_pickle_free_npz(tmp_path):
-    refs = {'w': sample('float32', (2, 2)), 'm': sample('bool', (3,))}
+def test_file_is_mxnet_format_not_a_pickle(tmp_path):
     f = str(tmp_path / 'x.params')
-    nd.save(f, {k: nd.array(v) for k, v in refs.items()})
-    assert zipfile.is_zipfile(f)
-    with zipfile.ZipFile(f) as z:
-        names = z.namelist()
-        assert all(n.endswith('.npy') for n in names)
-        for n in names:
-            with z.open(n) as member:
-                assert member.read(6) == b'\x93NUMPY'
-    with np.load(f, allow_pickle=False) as archive:
-        arrays = [archive[k] for k in archive.files]  # would raise on any pickled entry
-    assert any(a.dtype == np.uint8 for a in arrays)
-    found = sorted((a.dtype.str, a.tobytes()) for a in arrays)
-    for v in refs.values():
-        assert (v.dtype.str, v.tobytes()) in found
+    nd.save(f, {'w': nd.array(sample('float32', (2, 2)))})
+    with open(f, 'rb') as stream:
+        assert stream.read(8) == (0x112).to_bytes(8, 'little')
+    with open(f, 'rb') as stream, pytest.raises(pickle.UnpicklingError):
+        pickle.load(stream)
 
 
 def _saved(tmp_path, name='good.params'):
@@ -133,15 +135,19 @@ def _expect_bad(path, *words):
 
 def test_truncated_file(tmp_path):
     good = open(_saved(tmp_path)[0], 'rb').read()
-    for cut in (len(good) // 2, len(good) - 10, 30, 3):
+    for cut in (len(good) - 1, len(good) // 2, 30, 20, 12, 8):
         bad = tmp_path / ('trunc%d' % cut)
         bad.write_bytes(good[:cut])
-        _expect_bad(str(bad), 'not a valid minigluon array file')
+        _expect_bad(str(bad), 'not a valid MXNet NDArray file', 'truncated')
+    bad = tmp_path / 'trunc3'
+    bad.write_bytes(good[:3])
+    _expect_bad(str(bad), 'not an NDArray file')
 
 
 def test_corrupted_bytes(tmp_path):
-    """Flip every byte of a small file in turn: each load fails with MXNetError or, where
-    the byte was unused (zip header padding, timestamps), returns the exact arrays."""
+    """Flip every byte of a small file in turn: each load either fails with MXNetError or,
+    where the byte was data, a name or the unused reserved word or device id, loads arrays
+    of the saved shapes and dtypes. Nothing else is raised."""
     f = str(tmp_path / 'small.params')
     refs = {'a': sample('float32', (2, 2)), 'b': sample('int64', (3,))}
     nd.save(f, {k: nd.array(v) for k, v in refs.items()})
@@ -157,31 +163,58 @@ def test_corrupted_bytes(tmp_path):
             try:
                 out = nd.load(bad_path)
             except MXNetError as exc:
-                assert 'not a valid minigluon array file' in str(exc), str(exc)
+                assert 'corrupt.params' in str(exc), str(exc)
                 failures += 1
             else:
-                assert set(out) == set(refs), pos
-                for k, v in refs.items():
-                    same_bits(out[k].asnumpy(), v)
-    assert failures > len(good)  # most flips are detected (magic numbers, CRCs, headers)
+                assert len(out) == len(refs), pos
+                for o, v in zip(out.values(), refs.values()):
+                    assert o.shape == v.shape and o.dtype == v.dtype, pos
+    assert failures > 100  # headers, shapes, counts and type flags are checked
 
 
 def test_random_bytes_and_empty_file(tmp_path):
     bad = tmp_path / 'random.bin'
     bad.write_bytes(np.random.RandomState(1).bytes(1000))
-    _expect_bad(str(bad), 'not a valid minigluon array file')
+    _expect_bad(str(bad), 'not an NDArray file', '0x112')
     empty = tmp_path / 'empty.params'
     empty.write_bytes(b'')
-    _expect_bad(str(empty), 'not a valid minigluon array file')
+    _expect_bad(str(empty), 'not an NDArray file')
     text = tmp_path / 'text.params'
     text.write_text('hello, not an array file\n')
-    _expect_bad(str(text), 'not a valid minigluon array file')
+    _expect_bad(str(text), 'not an NDArray file', 'hello')
 
 
 def test_plain_npy_is_rejected(tmp_path):
     f = tmp_path / 'plain.npy'
     np.save(str(f), np.arange(5, dtype=np.float32))
-    _expect_bad(str(f), '.npy')
+    _expect_bad(str(f), '.npy', 'numpy.load')
+
+
+def _old_minigluon_file(path, arrays, names):
+    """A file as minigluon wrote it before it adopted MXNet's format."""
+    meta = {'format': 'minigluon.ndarray', 'version': 1, 'kind': 'list' if names is None
+            else 'dict', 'names': names, 'count': len(arrays)}
+    entries = {'arr_%d' % i: a for i, a in enumerate(arrays)}
+    with open(str(path), "wb") as f:
+        np.savez(f, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **entries)
+
+
+def test_files_of_earlier_minigluon_still_load(tmp_path):
+    refs = [sample(dtype, (2, 3)) for dtype in DTYPES] + [sample('float32', (0, 2))]
+    f = tmp_path / 'old_list.npz'
+    _old_minigluon_file(f, refs, None)
+    out = nd.load(str(f))
+    assert isinstance(out, list) and len(out) == len(refs)
+    for o, r in zip(out, refs):
+        same_bits(o.asnumpy(), r)
+    g = tmp_path / 'old_dict.params'
+    _old_minigluon_file(g, refs[:2], ['features.0.weight', 'b'])
+    out = nd.load(str(g))
+    assert list(out) == ['features.0.weight', 'b']
+    same_bits(out['b'].asnumpy(), refs[1])
+    h = tmp_path / 'old_empty.params'
+    _old_minigluon_file(h, [], [])
+    assert nd.load(str(h)) == {}
 
 
 def test_foreign_npz_is_rejected(tmp_path):
@@ -233,10 +266,10 @@ def test_failed_write_keeps_old_file(tmp_path, monkeypatch):
     nd.save(str(f), [nd.ones((3,))])
     before = f.read_bytes()
 
-    def broken_savez(*args, **kwargs):
-        args[0].write(b'PK partial garbage')
+    def broken_write(f, *args, **kwargs):
+        f.write(b'partial garbage')
         raise OSError('disk full')
-    monkeypatch.setattr(np, 'savez', broken_savez)
+    monkeypatch.setattr(mxnet_format, 'write', broken_write)
     with pytest.raises(OSError, match='disk full'):
         nd.save(str(f), [nd.zeros((3,))])
     monkeypatch.undo()
