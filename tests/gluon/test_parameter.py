@@ -272,3 +272,13 @@ def test_no_warnings_from_a_normal_initialize():
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         _TwoLayers().initialize()
+
+
+def test_block_without_parameters_saves_and_loads(tmp_path):
+    # MXNet's format has no names in a file of no arrays, so it loads as an empty list.
+    fname = str(tmp_path / 'empty.params')
+    nn.HybridSequential().save_parameters(fname)
+    assert nd.load(fname) == []
+    nn.HybridSequential().load_parameters(fname)
+    with pytest.raises(mx.MXNetError, match="parameter 'weight' is missing"):
+        nn.Dense(2, in_units=3).collect_params().load(fname)
