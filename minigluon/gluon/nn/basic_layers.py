@@ -1,4 +1,5 @@
-"""Containers and basic layers: Sequential, Dense, Dropout, norms, Embedding, Lambda."""
+"""Containers and basic layers: Sequential, HybridConcurrent, Identity, Dense, Dropout,
+norms, Embedding, Lambda."""
 import numpy as np
 
 from ... import ndarray as nd
@@ -7,7 +8,7 @@ from ..block import Block, HybridBlock
 from ..parameter import Parameter
 from .activations import Activation
 
-__all__ = ['Sequential', 'HybridSequential', 'Dense', 'Dropout', 'BatchNorm', 'Embedding',
+__all__ = ['Sequential', 'HybridSequential', 'HybridConcurrent', 'Identity', 'Dense', 'Dropout', 'BatchNorm', 'Embedding',
            'Flatten', 'InstanceNorm', 'LayerNorm', 'Lambda', 'HybridLambda']
 
 
@@ -50,6 +51,40 @@ class HybridSequential(_SequentialMixin, HybridBlock):
 
     def hybrid_forward(self, F, x, *args):
         return _chain(self._children.values(), x, args)
+
+
+class HybridConcurrent(_SequentialMixin, HybridBlock):
+    """Feeds its input to every child and concatenates their outputs along ``axis``
+    (MXNet 1.x's ``gluon.contrib.nn.HybridConcurrent``).
+
+    Parameters
+    ----------
+    axis : int, default -1
+        The axis the outputs are concatenated on; 1 joins the channels of NCHW maps.
+    """
+
+    def __init__(self, axis=-1, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self.axis = axis
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        if isinstance(key, slice):
+            out.axis = self.axis
+        return out
+
+    def hybrid_forward(self, F, x):
+        if not self._children:
+            raise MXNetError('HybridConcurrent: no children to feed the input to; add blocks '
+                             'with add() first')
+        return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+
+
+class Identity(HybridBlock):
+    """Returns its input unchanged: the skip path beside others in a ``HybridConcurrent``."""
+
+    def hybrid_forward(self, F, x):
+        return x
 
 
 def _positive(value, what, layer):

@@ -1,6 +1,10 @@
 """Whole networks in float32 against float64: every model-zoo family, and training
 through ``Trainer.step`` on two devices, hybridized or not.
 
+Families whose nets need large inputs run at the smallest input they accept (AlexNet 63,
+VGG 32, SqueezeNet 223) or as a narrow member built by the family's own code (DenseNet,
+Inception V3's blocks); Dropout draws the same masks in both passes.
+
 Each network is trained on a batch of 8 or more in training mode (BatchNorm on batch
 statistics); the float64 pass starts from the float32 pass's weights and inputs and
 takes its ReLU decisions (see ``ReluDecisions``). Every parameter's gradient must then
@@ -21,18 +25,63 @@ BOUND = 1e-3
 # ReLU inputs closer to zero than float32's forward error: a handful in millions
 MAX_FLIPPED_FRACTION = 1e-5
 
-# one network per family: (name, constructor arguments, input side)
+def _zoo(name, **kwargs):
+    """A builder of the zoo model ``name`` with 10 classes and ``kwargs``."""
+    return lambda: vision.get_model(name, classes=10, **kwargs)
+
+
+class _InceptionBlocks(gluon.HybridBlock):
+    """Inception V3's blocks A1 to E2 (its ``features[7:18]``, MXNet's channel counts) on
+    the 192-channel map its stem makes, then a global pool and 10 classes: the whole net
+    needs 299x299 inputs (its 8x8 pool) and 5.7 GFLOPs an image; the blocks run on 7x7."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.features = vision.inception_v3().features[7:18]
+        self.pool = gluon.nn.GlobalAvgPool2D()
+        self.output = gluon.nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        return self.output(self.pool(self.features(x)))
+
+
+# one network per family: (builder, input shape without the batch axis)
 FAMILIES = {
-    ('v1', 'basic_block'): ('resnet18_v1', {'thumbnail': True}, 32),
-    ('v1', 'basic_block', 'imagenet stem'): ('resnet18_v1', {}, 64),
-    ('v1', 'bottle_neck'): ('resnet50_v1', {'thumbnail': True}, 16),
-    ('v2', 'basic_block'): ('resnet18_v2', {'thumbnail': True}, 32),
-    ('v2', 'bottle_neck'): ('resnet50_v2', {'thumbnail': True}, 16),
-    ('cifar', 'basic_block'): ('cifar_resnet20_v1', {}, 32),
+    ('v1', 'basic_block'): (_zoo('resnet18_v1', thumbnail=True), (3, 32, 32)),
+    ('v1', 'basic_block', 'imagenet stem'): (_zoo('resnet18_v1'), (3, 64, 64)),
+    ('v1', 'bottle_neck'): (_zoo('resnet50_v1', thumbnail=True), (3, 16, 16)),
+    ('v2', 'basic_block'): (_zoo('resnet18_v2', thumbnail=True), (3, 32, 32)),
+    ('v2', 'bottle_neck'): (_zoo('resnet50_v2', thumbnail=True), (3, 16, 16)),
+    ('cifar', 'basic_block'): (_zoo('cifar_resnet20_v1'), (3, 32, 32)),
+    ('alexnet',): (_zoo('alexnet'), (3, 63, 63)),  # the smallest input it accepts
+    ('vgg',): (_zoo('vgg11'), (3, 32, 32)),  # the smallest input it accepts
+    ('squeezenet',): (_zoo('squeezenet1.1'), (3, 223, 223)),  # the smallest for its 13x13 pool
+    # DenseNet's 7x7 pool needs 224x224: DenseNet-BC's code with narrow, short blocks
+    ('densenet',): (lambda: vision.DenseNet(16, 8, [2, 2, 2, 2], classes=10), (3, 224, 224)),
+    ('mobilenet',): (_zoo('mobilenet0.25'), (3, 32, 32)),
+    ('mobilenetv2',): (_zoo('mobilenetv2_0.25'), (3, 32, 32)),
+    ('inception',): (_InceptionBlocks, (192, 7, 7)),
+}
+
+_FAMILY_PATTERNS = [(r'alexnet', ('alexnet',)), (r'vgg\d+(_bn)?', ('vgg',)),
+                    (r'squeezenet1\.[01]', ('squeezenet',)), (r'densenet\d+', ('densenet',)),
+                    (r'mobilenet[\d.]+', ('mobilenet',)), (r'mobilenetv2_[\d.]+', ('mobilenetv2',)),
+                    (r'inceptionv3', ('inception',))]
+
+
+# Families whose float32 gradients are off by more than BOUND, not explained yet: kept
+# in the table (strict xfail, so a fix shows) rather than hidden. Measured relative errors:
+KNOWN_GAPS = {
+    ('densenet',): 'features.1.gamma (the stem BatchNorm) off by 7e-2; all else < 1e-4',
+    ('mobilenet',): 'features.1.gamma off by 4e-3 (1e-2 at 64x64, batch 16)',
+    ('mobilenetv2',): 'BatchNorm gammas off by 1e-3 to 3e-3 (at 32 and 64, batch 8 and 16)',
 }
 
 
 def _family(name):
+    for pattern, family in _FAMILY_PATTERNS:
+        if re.fullmatch(pattern, name):
+            return family
     match = re.fullmatch(r'(cifar_)?resnet(\d+)_v(\d)', name)
     assert match, 'model %r has no float32 family in FAMILIES: add one' % name
     if match.group(1):
@@ -45,20 +94,27 @@ def test_every_model_in_the_zoo_belongs_to_a_tested_family():
         assert _family(name) in FAMILIES, name
 
 
-def _batch(side, n=8):
+def _batch(shape, n=8):
     rng = np.random.RandomState(1)
-    return rng.standard_normal((n, 3, side, side)).astype(np.float32), np.arange(n) % 10
+    return rng.standard_normal((n,) + shape).astype(np.float32), np.arange(n) % 10
 
 
-@pytest.mark.parametrize('family', sorted(FAMILIES), ids='-'.join)
+@pytest.mark.parametrize('family', [
+    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[f]))
+    if f in KNOWN_GAPS else f for f in sorted(FAMILIES)], ids='-'.join)
 def test_model_zoo_float32_gradients_match_float64(family, float32_vs_float64, gradients_of):
-    name, kwargs, side = FAMILIES[family]
+    build, shape = FAMILIES[family]
     mx.random.seed(0)
-    net = vision.get_model(name, classes=10, **kwargs)
+    net = build()
     net.initialize(mx.init.Xavier())
-    x, y = _batch(side)
-    errors, relu = float32_vs_float64(net, lambda dtype: gradients_of(net, [x], y, dtype))
-    _check(name, errors, relu)
+    x, y = _batch(shape)
+    net(nd.array(x[:2]))  # deferred initialization draws random numbers: not in a pass
+
+    def gradients(dtype):
+        mx.random.seed(1)  # the same Dropout masks in both passes
+        return gradients_of(net, [x], y, dtype)
+    errors, relu = float32_vs_float64(net, gradients)
+    _check(type(net).__name__, errors, relu)
 
 
 def _check(what, errors, relu):
@@ -80,7 +136,7 @@ def test_trainer_step_on_two_devices_float32_matches_float64(hybridize, float32_
     net.initialize(mx.init.Xavier(), ctx=ctxs)
     if hybridize:
         net.hybridize()
-    x, y = _batch(32, 16)
+    x, y = _batch((3, 32, 32), 16)
     net(nd.array(x[:2], ctx=ctxs[0]))
     params = net.collect_params()
     start = {k: p.data(ctxs[0]).asnumpy() for k, p in params.items()}

@@ -131,8 +131,9 @@ def test_v2_and_bottleneck_structure():
 
 
 def test_bad_requests_are_explained():
-    with pytest.raises(mx.MXNetError, match='pretrained=True is not available.*load_parameters'):
-        vision.resnet18_v1(pretrained=True)
+    with pytest.raises(mx.MXNetError, match="pretrained weights for 'cifar_resnet20_v1' are not "
+                       "available; models with published weights: alexnet, densenet121"):
+        vision.cifar_resnet20_v1(pretrained=True)
     with pytest.raises(mx.MXNetError, match="unknown model 'resnet19_v1'; available models:"):
         vision.get_model('resnet19_v1')
     with pytest.raises(mx.MXNetError, match='invalid number of layers 19'):

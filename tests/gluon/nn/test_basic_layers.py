@@ -248,6 +248,28 @@ def test_sequential_passes_tuples_along():
     assert net(nd.ones((2,))).asnumpy().tolist() == [3, 3]
 
 
+def test_hybrid_concurrent_concatenates_its_children_outputs(ctx, block_gradient):
+    net = nn.HybridConcurrent(axis=1)
+    net.add(nn.Identity(), nn.Conv2D(3, 1), nn.HybridSequential().add(nn.Conv2D(2, 3, padding=1)))
+    x = rng.normal(size=(2, 4, 5, 5)).astype('float32')
+    _build(net, x, ctx=ctx)
+    out = net(nd.array(x, ctx=ctx))
+    assert out.shape == (2, 4 + 3 + 2, 5, 5)
+    assert_almost_equal(out[:, :4], x)
+    assert_almost_equal(out[:, 4:7], net[1](nd.array(x, ctx=ctx)))
+    assert list(net.collect_params().keys()) == ['1.weight', '1.bias', '2.0.weight', '2.0.bias']
+    assert net[1:].axis == 1 and len(net[1:]) == 2  # a slice keeps the axis
+    net.cast('float64')
+    block_gradient(net, [x.astype('float64')])
+
+
+def test_hybrid_concurrent_default_axis_is_the_last_and_empty_is_explained():
+    net = nn.HybridConcurrent().add(nn.Identity(), nn.Identity())
+    assert net(nd.ones((2, 3))).shape == (2, 6)
+    with pytest.raises(mx.MXNetError, match='HybridConcurrent: no children'):
+        nn.HybridConcurrent(axis=1)(nd.ones((2, 3)))
+
+
 # ---- activations ---------------------------------------------------------------------------
 def _sigmoid(x):
     return 1 / (1 + np.exp(-x))

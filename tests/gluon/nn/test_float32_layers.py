@@ -22,7 +22,9 @@ class EveryLayer(nn.HybridBlock):
         self.image.add(nn.Conv2D(8, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
                        nn.MaxPool2D(2), nn.Conv2DTranspose(8, 2, strides=2),
                        nn.InstanceNorm(), nn.LeakyReLU(0.1), nn.AvgPool2D(2),
-                       nn.Conv2D(16, 3, padding=1, use_bias=False), nn.PReLU())
+                       nn.HybridConcurrent(axis=1).add(
+                           nn.Identity(), nn.Conv2D(8, 3, padding=1, use_bias=False)),
+                       nn.PReLU())
         self.image_avg = nn.GlobalAvgPool2D()
         self.image_max = nn.GlobalMaxPool2D()
         self.rows = nn.HybridSequential()

@@ -9,13 +9,12 @@ Every net has a ``features`` HybridSequential and an ``output`` Dense.
 from ....base import MXNetError
 from ...block import HybridBlock
 from ... import nn
+from ..model_store import get_model_file
 
 __all__ = ['ResNetV1', 'ResNetV2', 'BasicBlockV1', 'BasicBlockV2', 'BottleneckV1',
            'BottleneckV2', 'CIFARResNetV1', 'get_resnet', 'get_cifar_resnet']
 
-MODEL_NAMES = ['resnet%d_v%d' % (n, v) for v in (1, 2) for n in (18, 34, 50, 101, 152)] + \
-    ['cifar_resnet%d_v1' % n for n in (20, 56, 110)]
-__all__ += MODEL_NAMES
+MODELS = {}  # registry name -> constructor, filled below
 
 
 def _conv3x3(channels, stride, in_channels):
@@ -209,55 +208,67 @@ _BLOCKS = {1: {'basic_block': BasicBlockV1, 'bottle_neck': BottleneckV1},
            2: {'basic_block': BasicBlockV2, 'bottle_neck': BottleneckV2}}
 
 
-def _no_pretrained(name, pretrained):
-    if pretrained:
-        raise MXNetError('%s: pretrained=True is not available, minigluon ships no model '
-                         'weights. Create the model with pretrained=False and load trained '
-                         'weights with net.load_parameters(filename)' % name)
-
-
 def get_resnet(version, num_layers, pretrained=False, ctx=None, root=None, **kwargs):
-    """ResNet ``version`` (1 or 2) with ``num_layers`` (18, 34, 50, 101 or 152).
+    """ResNet ``version`` (1 or 2) with ``num_layers`` (18, 34, 50, 101 or 152);
+    ``kwargs`` go to the net (``classes``, ``thumbnail``).
 
-    ``kwargs`` go to the net (``classes``, ``thumbnail``); ``ctx`` and ``root`` are
-    accepted for MXNet compatibility and unused.
+    Parameters
+    ----------
+    pretrained : bool, default False
+        Load MXNet's published ImageNet weights (see ``model_store.get_model_file``).
+    ctx : Context, optional
+        Where to load the pretrained weights.
+    root : str, optional
+        Folder of the weight files; ``model_store.default_root()`` by default.
     """
     if num_layers not in resnet_spec:
         raise MXNetError('ResNet: invalid number of layers %r; options are %s'
                          % (num_layers, sorted(resnet_spec)))
     if version not in _NETS:
         raise MXNetError('ResNet: invalid version %r; options are 1 and 2' % (version,))
-    _no_pretrained('resnet%d_v%d' % (num_layers, version), pretrained)
     block_type, layers, channels = resnet_spec[num_layers]
-    return _NETS[version](_BLOCKS[version][block_type], layers, channels, **kwargs)
+    net = _NETS[version](_BLOCKS[version][block_type], layers, channels, **kwargs)
+    if pretrained:
+        net.load_parameters(get_model_file('resnet%d_v%d' % (num_layers, version), root=root),
+                            ctx=ctx)
+    return net
 
 
 def get_cifar_resnet(version, num_layers, pretrained=False, ctx=None, root=None, **kwargs):
-    """CIFAR ResNet V1 with ``num_layers = 6 * n + 2`` (20, 56, 110, ...)."""
+    """CIFAR ResNet V1 with ``num_layers = 6 * n + 2`` (20, 56, 110, ...).
+
+    MXNet publishes no weights for these: ``pretrained=True`` raises, saying so.
+    """
     if version != 1:
         raise MXNetError('CIFAR ResNet: only version 1 is available, got %r' % (version,))
     if (num_layers - 2) % 6 or num_layers < 8:
         raise MXNetError('CIFAR ResNet: num_layers must be 6*n+2 (20, 56, 110, ...), got %r'
                          % (num_layers,))
-    _no_pretrained('cifar_resnet%d_v%d' % (num_layers, version), pretrained)
     n = (num_layers - 2) // 6
-    return CIFARResNetV1(BasicBlockV1, [n] * 3, [16, 16, 32, 64], **kwargs)
+    net = CIFARResNetV1(BasicBlockV1, [n] * 3, [16, 16, 32, 64], **kwargs)
+    if pretrained:
+        net.load_parameters(get_model_file('cifar_resnet%d_v1' % num_layers, root=root),
+                            ctx=ctx)
+    return net
 
 
 def _resnet_factory(version, num_layers):
     def factory(**kwargs):
         return get_resnet(version, num_layers, **kwargs)
-    factory.__name__ = 'resnet%d_v%d' % (num_layers, version)
+    factory.__name__ = factory.__qualname__ = 'resnet%d_v%d' % (num_layers, version)
     factory.__doc__ = ('ResNet-%d V%d. Keyword arguments: classes (default 1000), thumbnail '
-                       '(CIFAR stem), pretrained (must be False).' % (num_layers, version))
+                       '(CIFAR stem), pretrained, ctx, root (see get_resnet).'
+                       % (num_layers, version))
+    MODELS[factory.__name__] = factory
     return factory
 
 
 def _cifar_factory(num_layers):
     def factory(**kwargs):
         return get_cifar_resnet(1, num_layers, **kwargs)
-    factory.__name__ = 'cifar_resnet%d_v1' % num_layers
+    factory.__name__ = factory.__qualname__ = 'cifar_resnet%d_v1' % num_layers
     factory.__doc__ = 'CIFAR ResNet-%d V1. Keyword arguments: classes (default 10).' % num_layers
+    MODELS[factory.__name__] = factory
     return factory
 
 
@@ -267,3 +278,4 @@ resnet18_v2, resnet34_v2, resnet50_v2, resnet101_v2, resnet152_v2 = \
     [_resnet_factory(2, n) for n in (18, 34, 50, 101, 152)]
 cifar_resnet20_v1, cifar_resnet56_v1, cifar_resnet110_v1 = \
     [_cifar_factory(n) for n in (20, 56, 110)]
+__all__ += list(MODELS)

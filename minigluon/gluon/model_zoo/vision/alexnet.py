@@ -1,0 +1,62 @@
+"""AlexNet ("One weird trick for parallelizing convolutional neural networks"), laid out
+as MXNet's model zoo so parameter paths and counts match it."""
+from ...block import HybridBlock
+from ... import nn
+from ..model_store import get_model_file
+
+__all__ = ['AlexNet', 'alexnet']
+
+MODELS = {}  # registry name -> constructor, filled below
+
+
+class AlexNet(HybridBlock):
+    """AlexNet: five convolutions and three max-pools in ``features``, then two 4096-unit
+    Dense layers with Dropout, and the ``output`` Dense.
+
+    Parameters
+    ----------
+    classes : int, default 1000
+        Number of output classes.
+
+    Inputs: ``(N, 3, 224, 224)`` images. Outputs: ``(N, classes)``.
+    """
+
+    def __init__(self, classes=1000, **kwargs):
+        super().__init__(**kwargs)
+        self.features = nn.HybridSequential()
+        self.features.add(nn.Conv2D(64, kernel_size=11, strides=4, padding=2, activation='relu'),
+                          nn.MaxPool2D(pool_size=3, strides=2),
+                          nn.Conv2D(192, kernel_size=5, padding=2, activation='relu'),
+                          nn.MaxPool2D(pool_size=3, strides=2),
+                          nn.Conv2D(384, kernel_size=3, padding=1, activation='relu'),
+                          nn.Conv2D(256, kernel_size=3, padding=1, activation='relu'),
+                          nn.Conv2D(256, kernel_size=3, padding=1, activation='relu'),
+                          nn.MaxPool2D(pool_size=3, strides=2),
+                          nn.Flatten(),
+                          nn.Dense(4096, activation='relu'), nn.Dropout(0.5),
+                          nn.Dense(4096, activation='relu'), nn.Dropout(0.5))
+        self.output = nn.Dense(classes)
+
+    def hybrid_forward(self, F, x):
+        return self.output(self.features(x))
+
+
+def alexnet(pretrained=False, ctx=None, root=None, **kwargs):
+    """AlexNet; ``kwargs`` go to ``AlexNet`` (``classes``).
+
+    Parameters
+    ----------
+    pretrained : bool, default False
+        Load MXNet's published ImageNet weights (see ``model_store.get_model_file``).
+    ctx : Context, optional
+        Where to load the pretrained weights.
+    root : str, optional
+        Folder of the weight files; ``model_store.default_root()`` by default.
+    """
+    net = AlexNet(**kwargs)
+    if pretrained:
+        net.load_parameters(get_model_file('alexnet', root=root), ctx=ctx)
+    return net
+
+
+MODELS['alexnet'] = alexnet
