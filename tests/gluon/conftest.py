@@ -71,41 +71,69 @@ def block_gradient():
     return check_block_gradient
 
 
-class ReluDecisions:
-    """Records which inputs of every ReLU were positive in one pass and replays those
-    decisions in a later pass.
+def _relu_sides(xp, data, kwargs):
+    return (data > 0,)
 
-    A ReLU input within float32 rounding of zero can land on either side of it, in
+
+def _relu_replay(xp, data, sides, kwargs):
+    positive, = sides
+    return xp.where(positive, data, 0), lambda dy: (dy * positive,)
+
+
+def _clip_sides(xp, data, kwargs):
+    return (data < kwargs['a_min'], data > kwargs['a_max'])
+
+
+def _clip_replay(xp, data, sides, kwargs):
+    below, above = sides
+    inside = ~(below | above)
+    out = xp.where(below, kwargs['a_min'], xp.where(above, kwargs['a_max'], data))
+    return out.astype(data.dtype), lambda dy: (dy * inside,)
+
+
+# op name -> (is this call a kink?, which side of its kinks each input is on, the op
+# computed with given sides)
+_KINKS = {
+    'relu': (lambda kw: True, _relu_sides, _relu_replay),
+    'Activation': (lambda kw: kw.get('act_type') == 'relu', _relu_sides, _relu_replay),
+    'clip': (lambda kw: True, _clip_sides, _clip_replay),
+}
+
+
+class KinkDecisions:
+    """Records on which side of its kinks every input of ReLU and clip lay in one pass
+    and replays those decisions in a later pass.
+
+    An input within float32 rounding of a kink can land on either side of it, in
     PyTorch as here; its gradient then differs by that element's whole output gradient.
     Comparing float32 with float64 at the same point of the piecewise-linear function
     (float32's decisions in both) measures the arithmetic; ``flipped`` counts the
-    decisions the float64 pass would have made otherwise.
+    decisions the float64 pass would have made otherwise, of ``seen``.
     """
 
     def __init__(self):
-        self.masks, self.replaying, self.used, self.flipped, self.seen = [], False, 0, 0, 0
+        self.decisions, self.replaying, self.used, self.flipped, self.seen = [], False, 0, 0, 0
 
-    def _wrap(self, forward, is_relu):
+    def _wrap(self, forward, applies, sides_of, replay):
         def run(xp, data, *args, **kwargs):
-            if not is_relu(kwargs):
+            if args or not applies(kwargs):
                 return forward(xp, data, *args, **kwargs)
             if not self.replaying:
-                out, backward = forward(xp, data, *args, **kwargs)
-                self.masks.append(out > 0)
-                return out, backward
-            mask = self.masks[self.used]
+                self.decisions.append(sides_of(xp, data, kwargs))
+                return forward(xp, data, **kwargs)
+            sides = self.decisions[self.used]
             self.used += 1
-            self.flipped += int((mask != (data > 0)).sum())
-            self.seen += mask.size
-            return xp.where(mask, data, 0), lambda dy: (dy * mask,)
+            for recorded, now in zip(sides, sides_of(xp, data, kwargs)):
+                self.flipped += int((recorded != now).sum())
+                self.seen += recorded.size
+            return replay(xp, data, sides, kwargs)
         return run
 
     def __enter__(self):
         ops = all_ops()
-        self._saved = {name: ops[name].forward for name in ('relu', 'Activation')}
-        ops['relu'].forward = self._wrap(self._saved['relu'], lambda kw: True)
-        ops['Activation'].forward = self._wrap(self._saved['Activation'],
-                                               lambda kw: kw.get('act_type') == 'relu')
+        self._saved = {name: ops[name].forward for name in _KINKS}
+        for name, (applies, sides_of, replay) in _KINKS.items():
+            ops[name].forward = self._wrap(self._saved[name], applies, sides_of, replay)
         return self
 
     def __exit__(self, *exc):
@@ -134,15 +162,16 @@ def relative_errors(single, double):
 
 def compare_float32_float64(net, run):
     """``run(dtype)`` (a dict of numpy arrays) with ``net`` cast to float32, then to
-    float64 with float32's ReLU decisions; returns the ``relative_errors`` of the two
-    and the ``ReluDecisions``. ``net`` is left in float64."""
+    float64 with float32's decisions at the kinks of ReLU and clip; returns the
+    ``relative_errors`` of the two and the ``KinkDecisions``. ``net`` is left in
+    float64."""
     results = {}
-    with ReluDecisions() as relu:
+    with KinkDecisions() as kinks:
         for dtype in ('float32', 'float64'):
             net.cast(dtype)
             results[dtype] = run(dtype)
-            relu.replaying = True
-    return relative_errors(results['float32'], results['float64']), relu
+            kinks.replaying = True
+    return relative_errors(results['float32'], results['float64']), kinks
 
 
 def parameter_gradients(net, inputs, label, dtype, loss=None):

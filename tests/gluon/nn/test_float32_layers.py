@@ -78,9 +78,9 @@ def test_every_layer_float32_gradients_match_float64(float32_vs_float64, gradien
     def gradients(dtype):
         mx.random.seed(1)  # the same dropout mask in both passes
         return gradients_of(net, [images, tokens], labels, dtype)
-    errors, relu = float32_vs_float64(net, gradients)
+    errors, kinks = float32_vs_float64(net, gradients)
     assert len(errors) == len([p for p in net.collect_params().values()
                                if p.grad_req != 'null'])
     worst = max(errors, key=errors.get)
     assert errors[worst] <= BOUND, 'float32 gradient of %s off by %.2e' % (worst, errors[worst])
-    assert relu.flipped == 0
+    assert kinks.flipped == 0
