@@ -1,7 +1,12 @@
 """Shared fixtures: ``ctx`` runs a test on cpu(0) and, when one is visible, on gpu(0);
-``http_server`` serves a folder on 127.0.0.1 for download tests."""
+``http_server`` serves a folder on 127.0.0.1 for download tests; ``run_mxnet`` runs a
+script under a real MXNet, named by ``MINIGLUON_MXNET_PYTHON`` (e.g. a virtual
+environment with ``pip install mxnet==1.9.1 numpy==1.23.5``), or skips saying why."""
 import functools
 import http.server
+import os
+import subprocess
+import textwrap
 import threading
 
 import pytest
@@ -67,3 +72,25 @@ def closed_port_url():
     server = LocalHTTPServer('.')
     server.close()
     return server.url
+
+
+@pytest.fixture
+def run_mxnet():
+    """``run(folder, script)``: ``script`` under the Python named by MINIGLUON_MXNET_PYTHON,
+    with ``folder`` as its ``sys.argv[1]``; the test skips, saying why, without one that
+    imports mxnet. minigluon itself never imports MXNet."""
+    python = os.environ.get('MINIGLUON_MXNET_PYTHON')
+    if not python:
+        pytest.skip('set MINIGLUON_MXNET_PYTHON to a Python that can import mxnet to '
+                    'compare with a real MXNet')
+    probe = subprocess.run([python, '-c', 'import mxnet; print(mxnet.__version__)'],
+                           capture_output=True, text=True, timeout=120)
+    if probe.returncode != 0:
+        pytest.skip('MINIGLUON_MXNET_PYTHON=%s cannot import mxnet: %s'
+                    % (python, probe.stderr.strip()[-300:]))
+
+    def run(folder, script):
+        done = subprocess.run([python, '-c', textwrap.dedent(script), str(folder)],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+    return run

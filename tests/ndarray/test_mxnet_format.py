@@ -256,32 +256,11 @@ def test_forged_array_count(tmp_path):
 
 
 # ---- with a real MXNet -----------------------------------------------------------------
-def mxnet_python():
-    """The interpreter named by MINIGLUON_MXNET_PYTHON, or skip saying why."""
-    python = os.environ.get('MINIGLUON_MXNET_PYTHON')
-    if not python:
-        pytest.skip('set MINIGLUON_MXNET_PYTHON to a Python that can import mxnet to '
-                    'exchange files with a real MXNet')
-    probe = subprocess.run([python, '-c', 'import mxnet; print(mxnet.__version__)'],
-                           capture_output=True, text=True, timeout=120)
-    if probe.returncode != 0:
-        pytest.skip('MINIGLUON_MXNET_PYTHON=%s cannot import mxnet: %s'
-                    % (python, probe.stderr.strip()[-300:]))
-    return python
-
-
-def run_mxnet(python, folder, script):
-    done = subprocess.run([python, '-c', textwrap.dedent(script), str(folder)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-
-
-def test_mxnet_writes_minigluon_reads(tmp_path):
-    python = mxnet_python()
+def test_mxnet_writes_minigluon_reads(tmp_path, run_mxnet):
     refs = {dtype: sample(dtype, (3, 2)) for dtype in FLAGS}
     for dtype, ref in refs.items():
         np.save(str(tmp_path / ('%s.npy' % dtype)), ref)
-    run_mxnet(python, tmp_path, '''
+    run_mxnet(tmp_path, '''
         import sys, os, numpy as np, mxnet as mx
         folder = sys.argv[1]
         names = %r
@@ -305,13 +284,12 @@ def test_mxnet_writes_minigluon_reads(tmp_path):
     same_bits(empty.asnumpy(), np.zeros((0, 3), np.int64))
 
 
-def test_minigluon_writes_mxnet_reads(tmp_path):
-    python = mxnet_python()
+def test_minigluon_writes_mxnet_reads(tmp_path, run_mxnet):
     refs = {dtype: sample(dtype, (2, 5)) for dtype in FLAGS}
     nd.save(str(tmp_path / 'dict.params'), {k: nd.array(v, dtype=k) for k, v in refs.items()})
     nd.save(str(tmp_path / 'list.params'), [nd.array(v, dtype=k) for k, v in refs.items()])
     nd.save(str(tmp_path / 'np_shape.params'), [nd.full((), 2.5), nd.zeros((0, 3), dtype='int64')])
-    run_mxnet(python, tmp_path, '''
+    run_mxnet(tmp_path, '''
         import sys, os, json, numpy as np, mxnet as mx
         folder = sys.argv[1]
         loaded = mx.nd.load(os.path.join(folder, 'dict.params'))
@@ -332,8 +310,7 @@ def test_minigluon_writes_mxnet_reads(tmp_path):
         same_bits(np.load(str(tmp_path / ('list_%d.npy' % i))), ref)
 
 
-def test_parameters_move_both_ways_with_mxnet_gluon(tmp_path):
-    python = mxnet_python()
+def test_parameters_move_both_ways_with_mxnet_gluon(tmp_path, run_mxnet):
     from minigluon.gluon import nn
 
     def net():
@@ -345,7 +322,7 @@ def test_parameters_move_both_ways_with_mxnet_gluon(tmp_path):
     ours = net()
     ours.initialize(mx.init.Normal(1.0))
     ours.save_parameters(str(tmp_path / 'ours.params'))
-    run_mxnet(python, tmp_path, '''
+    run_mxnet(tmp_path, '''
         import sys, os, numpy as np, mxnet as mx
         from mxnet.gluon import nn
         folder = sys.argv[1]
