@@ -163,6 +163,13 @@ def _extract_member(zip_path, member, target, url):
         raise MXNetError('the file from %s is not a zip archive (%s)' % (url, exc)) from exc
 
 
+
+def load_pretrained(net, name, pretrained, ctx=None, root=None):
+    """``net``, with MXNet's published weights for ``name`` loaded when ``pretrained``."""
+    if pretrained:
+        net.load_parameters(get_model_file(name, root=root), ctx=ctx)
+    return net
+
 def purge(root=None):
     """Delete every ``.params`` file in ``root`` (``default_root()`` by default)."""
     root = os.path.expanduser(os.fspath(root if root is not None else default_root()))

@@ -2,7 +2,7 @@
 as MXNet's model zoo so parameter paths and counts match it."""
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import get_model_file
+from ..model_store import load_pretrained
 
 __all__ = ['AlexNet', 'alexnet']
 
@@ -54,9 +54,7 @@ def alexnet(pretrained=False, ctx=None, root=None, **kwargs):
         Folder of the weight files; ``model_store.default_root()`` by default.
     """
     net = AlexNet(**kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file('alexnet', root=root), ctx=ctx)
-    return net
+    return load_pretrained(net, 'alexnet', pretrained, ctx, root)
 
 
 MODELS['alexnet'] = alexnet

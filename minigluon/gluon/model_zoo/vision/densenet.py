@@ -3,7 +3,7 @@ out as MXNet's model zoo so parameter paths and counts match it."""
 from ....base import MXNetError
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import get_model_file
+from ..model_store import load_pretrained
 
 __all__ = ['DenseNet', 'get_densenet']
 
@@ -109,9 +109,7 @@ def get_densenet(num_layers, pretrained=False, ctx=None, root=None, **kwargs):
                          % (num_layers, sorted(densenet_spec)))
     num_init_features, growth_rate, block_config = densenet_spec[num_layers]
     net = DenseNet(num_init_features, growth_rate, block_config, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file('densenet%d' % num_layers, root=root), ctx=ctx)
-    return net
+    return load_pretrained(net, 'densenet%d' % num_layers, pretrained, ctx, root)
 
 
 def _densenet_factory(num_layers):

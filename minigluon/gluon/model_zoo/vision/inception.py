@@ -3,7 +3,7 @@ as MXNet's model zoo so parameter paths and counts match it (no auxiliary classi
 as in MXNet)."""
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import get_model_file
+from ..model_store import load_pretrained
 
 __all__ = ['Inception3', 'inception_v3']
 
@@ -135,9 +135,7 @@ def inception_v3(pretrained=False, ctx=None, root=None, **kwargs):
         Folder of the weight files; ``model_store.default_root()`` by default.
     """
     net = Inception3(**kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file('inceptionv3', root=root), ctx=ctx)
-    return net
+    return load_pretrained(net, 'inceptionv3', pretrained, ctx, root)
 
 
 MODELS['inceptionv3'] = inception_v3

@@ -4,7 +4,7 @@ multipliers 1.0, 0.75, 0.5 and 0.25, laid out as MXNet's model zoo so parameter 
 and counts match it."""
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import get_model_file
+from ..model_store import load_pretrained
 
 __all__ = ['MobileNet', 'MobileNetV2', 'get_mobilenet', 'get_mobilenet_v2']
 
@@ -151,20 +151,14 @@ def get_mobilenet(multiplier, pretrained=False, ctx=None, root=None, **kwargs):
         Folder of the weight files; ``model_store.default_root()`` by default.
     """
     net = MobileNet(multiplier, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file('mobilenet%s' % _suffix(multiplier), root=root),
-                            ctx=ctx)
-    return net
+    return load_pretrained(net, 'mobilenet%s' % _suffix(multiplier), pretrained, ctx, root)
 
 
 def get_mobilenet_v2(multiplier, pretrained=False, ctx=None, root=None, **kwargs):
     """MobileNetV2 with width ``multiplier``; ``kwargs`` go to ``MobileNetV2``
     (``classes``). ``pretrained``, ``ctx`` and ``root`` as in ``get_mobilenet``."""
     net = MobileNetV2(multiplier, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file('mobilenetv2_%s' % _suffix(multiplier),
-                                           root=root), ctx=ctx)
-    return net
+    return load_pretrained(net, 'mobilenetv2_%s' % _suffix(multiplier), pretrained, ctx, root)
 
 
 def _factory(get, multiplier, function_name, model_name, title):

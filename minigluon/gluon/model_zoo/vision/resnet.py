@@ -9,7 +9,7 @@ Every net has a ``features`` HybridSequential and an ``output`` Dense.
 from ....base import MXNetError
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import get_model_file
+from ..model_store import load_pretrained
 
 __all__ = ['ResNetV1', 'ResNetV2', 'BasicBlockV1', 'BasicBlockV2', 'BottleneckV1',
            'BottleneckV2', 'CIFARResNetV1', 'get_resnet', 'get_cifar_resnet']
@@ -228,10 +228,7 @@ def get_resnet(version, num_layers, pretrained=False, ctx=None, root=None, **kwa
         raise MXNetError('ResNet: invalid version %r; options are 1 and 2' % (version,))
     block_type, layers, channels = resnet_spec[num_layers]
     net = _NETS[version](_BLOCKS[version][block_type], layers, channels, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file('resnet%d_v%d' % (num_layers, version), root=root),
-                            ctx=ctx)
-    return net
+    return load_pretrained(net, 'resnet%d_v%d' % (num_layers, version), pretrained, ctx, root)
 
 
 def get_cifar_resnet(version, num_layers, pretrained=False, ctx=None, root=None, **kwargs):
@@ -246,10 +243,7 @@ def get_cifar_resnet(version, num_layers, pretrained=False, ctx=None, root=None,
                          % (num_layers,))
     n = (num_layers - 2) // 6
     net = CIFARResNetV1(BasicBlockV1, [n] * 3, [16, 16, 32, 64], **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file('cifar_resnet%d_v1' % num_layers, root=root),
-                            ctx=ctx)
-    return net
+    return load_pretrained(net, 'cifar_resnet%d_v1' % num_layers, pretrained, ctx, root)
 
 
 def _resnet_factory(version, num_layers):

@@ -4,7 +4,7 @@ parameter paths and counts match it."""
 from ....base import MXNetError
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import get_model_file
+from ..model_store import load_pretrained
 
 __all__ = ['SqueezeNet', 'get_squeezenet', 'squeezenet1_0', 'squeezenet1_1']
 
@@ -86,9 +86,7 @@ def get_squeezenet(version, pretrained=False, ctx=None, root=None, **kwargs):
         Folder of the weight files; ``model_store.default_root()`` by default.
     """
     net = SqueezeNet(version, **kwargs)
-    if pretrained:
-        net.load_parameters(get_model_file('squeezenet%s' % version, root=root), ctx=ctx)
-    return net
+    return load_pretrained(net, 'squeezenet%s' % version, pretrained, ctx, root)
 
 
 def squeezenet1_0(**kwargs):

@@ -5,7 +5,7 @@ from ....base import MXNetError
 from ....initializer import Xavier
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import get_model_file
+from ..model_store import load_pretrained
 
 __all__ = ['VGG', 'get_vgg']
 
@@ -89,10 +89,8 @@ def get_vgg(num_layers, pretrained=False, ctx=None, root=None, **kwargs):
                          % (num_layers, sorted(vgg_spec)))
     layers, filters = vgg_spec[num_layers]
     net = VGG(layers, filters, **kwargs)
-    if pretrained:
-        name = 'vgg%d%s' % (num_layers, '_bn' if kwargs.get('batch_norm') else '')
-        net.load_parameters(get_model_file(name, root=root), ctx=ctx)
-    return net
+    name = 'vgg%d%s' % (num_layers, '_bn' if kwargs.get('batch_norm') else '')
+    return load_pretrained(net, name, pretrained, ctx, root)
 
 
 def _vgg_factory(num_layers, batch_norm):
