@@ -3,7 +3,7 @@ load exactly, nd.save writes exactly those bytes, and malformed files fail clear
 
 The last tests exchange files with a real MXNet 1.x. They need an interpreter that can
 ``import mxnet``, named by the environment variable ``MINIGLUON_MXNET_PYTHON`` (for
-example ``MINIGLUON_MXNET_PYTHON=/tmp/mxvenv/bin/python``); without it they skip,
+example ``MINIGLUON_MXNET_PYTHON=$HOME/mxnet-env/bin/python``); without it they skip,
 saying why. minigluon itself never imports MXNet.
 """
 import json
