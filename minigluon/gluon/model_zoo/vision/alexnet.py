@@ -1,15 +1,15 @@
 """AlexNet ("One weird trick for parallelizing convolutional neural networks"), laid out
 as MXNet's model zoo so parameter paths and counts match it."""
-from ...block import HybridBlock
 from ... import nn
 from ..model_store import load_pretrained
+from .classifier import Classifier
 
 __all__ = ['AlexNet', 'alexnet']
 
 MODELS = {}  # registry name -> constructor, filled below
 
 
-class AlexNet(HybridBlock):
+class AlexNet(Classifier):
     """AlexNet: five convolutions and three max-pools in ``features``, then two 4096-unit
     Dense layers with Dropout, and the ``output`` Dense.
 
@@ -36,9 +36,6 @@ class AlexNet(HybridBlock):
                           nn.Dense(4096, activation='relu'), nn.Dropout(0.5),
                           nn.Dense(4096, activation='relu'), nn.Dropout(0.5))
         self.output = nn.Dense(classes)
-
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
 
 def alexnet(pretrained=False, ctx=None, root=None, **kwargs):

@@ -1,9 +1,9 @@
 """DenseNet-BC 121, 161, 169 and 201 ("Densely Connected Convolutional Networks"), laid
 out as MXNet's model zoo so parameter paths and counts match it."""
 from ....base import MXNetError
-from ...block import HybridBlock
 from ... import nn
 from ..model_store import load_pretrained
+from .classifier import Classifier
 
 __all__ = ['DenseNet', 'get_densenet']
 
@@ -40,7 +40,7 @@ def _make_transition(num_output_features):
     return out
 
 
-class DenseNet(HybridBlock):
+class DenseNet(Classifier):
     """DenseNet-BC: a 7x7 stem, dense blocks joined by halving transitions, BN, ReLU and
     a 7x7 average pool in ``features``; then the ``output`` Dense.
 
@@ -80,9 +80,6 @@ class DenseNet(HybridBlock):
         self.features.add(nn.BatchNorm(), nn.Activation('relu'), nn.AvgPool2D(pool_size=7),
                           nn.Flatten())
         self.output = nn.Dense(classes)
-
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
 
 densenet_spec = {121: (64, 32, [6, 12, 24, 16]),

@@ -1,9 +1,9 @@
 """Inception V3 ("Rethinking the Inception Architecture for Computer Vision"), laid out
 as MXNet's model zoo so parameter paths and counts match it (no auxiliary classifier,
 as in MXNet)."""
-from ...block import HybridBlock
 from ... import nn
 from ..model_store import load_pretrained
+from .classifier import Classifier
 
 __all__ = ['Inception3', 'inception_v3']
 
@@ -90,7 +90,7 @@ def _make_E():
                        _make_branch('avg', (192, 1, None, None)))
 
 
-class Inception3(HybridBlock):
+class Inception3(Classifier):
     """Inception V3: the convolution stem, Inception blocks A x3, B, C x4, D, E x2, an 8x8
     average pool and Dropout in ``features``; then the ``output`` Dense.
 
@@ -117,9 +117,6 @@ class Inception3(HybridBlock):
                           _make_D(), _make_E(), _make_E(),
                           nn.AvgPool2D(pool_size=8), nn.Dropout(0.5))
         self.output = nn.Dense(classes)
-
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
 
 def inception_v3(pretrained=False, ctx=None, root=None, **kwargs):

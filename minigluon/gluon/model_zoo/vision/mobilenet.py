@@ -5,6 +5,7 @@ and counts match it."""
 from ...block import HybridBlock
 from ... import nn
 from ..model_store import load_pretrained
+from .classifier import Classifier
 
 __all__ = ['MobileNet', 'MobileNetV2', 'get_mobilenet', 'get_mobilenet_v2']
 
@@ -62,7 +63,7 @@ class LinearBottleneck(HybridBlock):
         return out + x if self.use_shortcut else out
 
 
-class MobileNet(HybridBlock):
+class MobileNet(Classifier):
     """MobileNet: a 3x3 stem and 13 depthwise-separable convolutions, global average pool
     in ``features``; then the ``output`` Dense.
 
@@ -90,11 +91,8 @@ class MobileNet(HybridBlock):
         self.features.add(nn.GlobalAvgPool2D(), nn.Flatten())
         self.output = nn.Dense(classes)
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
-
-class MobileNetV2(HybridBlock):
+class MobileNetV2(Classifier):
     """MobileNetV2: a 3x3 stem, 17 linear bottlenecks, a 1x1 convolution to 1280
     channels and a global average pool in ``features``; a 1x1 convolution to ``classes``
     channels (no bias) in ``output``.
@@ -127,9 +125,6 @@ class MobileNetV2(HybridBlock):
         self.features.add(nn.GlobalAvgPool2D())
         self.output = nn.HybridSequential()
         self.output.add(nn.Conv2D(classes, 1, use_bias=False), nn.Flatten())
-
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
 
 def _suffix(multiplier):

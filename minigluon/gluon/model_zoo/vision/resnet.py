@@ -10,6 +10,7 @@ from ....base import MXNetError
 from ...block import HybridBlock
 from ... import nn
 from ..model_store import load_pretrained
+from .classifier import Classifier
 
 __all__ = ['ResNetV1', 'ResNetV2', 'BasicBlockV1', 'BasicBlockV2', 'BottleneckV1',
            'BottleneckV2', 'CIFARResNetV1', 'get_resnet', 'get_cifar_resnet']
@@ -123,12 +124,7 @@ def _check_spec(layers, channels):
                          '%d channels' % (len(layers), len(channels)))
 
 
-class _Classifier(HybridBlock):
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
-
-
-class ResNetV1(_Classifier):
+class ResNetV1(Classifier):
     """ResNet V1.
 
     Parameters
@@ -160,7 +156,7 @@ class ResNetV1(_Classifier):
         self.output = nn.Dense(classes, in_units=channels[-1])
 
 
-class ResNetV2(_Classifier):
+class ResNetV2(Classifier):
     """ResNet V2 (pre-activation); parameters as ``ResNetV1`` with V2 blocks."""
 
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
@@ -183,7 +179,7 @@ class ResNetV2(_Classifier):
         self.output = nn.Dense(classes, in_units=in_channels)
 
 
-class CIFARResNetV1(_Classifier):
+class CIFARResNetV1(Classifier):
     """GluonCV's CIFAR ResNet V1: 3x3 stem with BatchNorm, three stages of 16/32/64 channels."""
 
     def __init__(self, block, layers, channels, classes=10, **kwargs):

@@ -2,9 +2,9 @@
 1.1 (the official repository's cheaper variant), laid out as MXNet's model zoo so
 parameter paths and counts match it."""
 from ....base import MXNetError
-from ...block import HybridBlock
 from ... import nn
 from ..model_store import load_pretrained
+from .classifier import Classifier
 
 __all__ = ['SqueezeNet', 'get_squeezenet', 'squeezenet1_0', 'squeezenet1_1']
 
@@ -31,7 +31,7 @@ def _pool():
     return nn.MaxPool2D(pool_size=3, strides=2, ceil_mode=True)
 
 
-class SqueezeNet(HybridBlock):
+class SqueezeNet(Classifier):
     """SqueezeNet: a convolution stem and fire modules in ``features``; a 1x1 convolution
     to ``classes`` channels, ReLU and a 13x13 average pool in ``output``.
 
@@ -67,9 +67,6 @@ class SqueezeNet(HybridBlock):
         self.output = nn.HybridSequential()
         self.output.add(nn.Conv2D(classes, kernel_size=1), nn.Activation('relu'),
                         nn.AvgPool2D(13), nn.Flatten())
-
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
 
 def get_squeezenet(version, pretrained=False, ctx=None, root=None, **kwargs):

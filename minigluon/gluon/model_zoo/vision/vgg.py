@@ -3,16 +3,16 @@
 paths and counts match it."""
 from ....base import MXNetError
 from ....initializer import Xavier
-from ...block import HybridBlock
 from ... import nn
 from ..model_store import load_pretrained
+from .classifier import Classifier
 
 __all__ = ['VGG', 'get_vgg']
 
 MODELS = {}  # registry name -> constructor, filled below
 
 
-class VGG(HybridBlock):
+class VGG(Classifier):
     """VGG: stages of 3x3 convolutions (each followed by BatchNorm when asked, and ReLU)
     and a 2x2 max-pool, then two 4096-unit Dense layers with Dropout, all in
     ``features``; then the ``output`` Dense.
@@ -60,9 +60,6 @@ class VGG(HybridBlock):
                 featurizer.add(nn.Activation('relu'))
             featurizer.add(nn.MaxPool2D(strides=2))
         return featurizer
-
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
 
 vgg_spec = {11: ([1, 1, 2, 2, 2], [64, 128, 256, 512, 512]),
