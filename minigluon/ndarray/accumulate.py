@@ -11,6 +11,8 @@ of ``_BLOCK`` by one batched ``gemv`` (``einsum`` for products), and the block s
 blocks again: the error grows with ``log_64(rows)`` instead, at the plain ``gemv``'s
 speed (2 cores, 65,536 x 64 float32: 0.67 ms either way).
 """
+import math
+
 _BLOCK = 64
 
 
@@ -66,8 +68,8 @@ def sum_over(xp, a, axes, dtype=None, keepdims=False):
             or where != list(range(where[0], where[0] + len(where)))):
         return a.sum(axis=axes, dtype=dtype, keepdims=keepdims)
     lo, hi = where[0], where[-1] + 1
-    outer = _prod(t.shape[:lo])
-    inner = _prod(t.shape[hi:])
+    outer = math.prod(t.shape[:lo])
+    inner = math.prod(t.shape[hi:])
     r = t.reshape(outer, -1, inner)
     if inner == 1:
         s = r.sum(axis=1, dtype=dtype)
@@ -79,13 +81,6 @@ def sum_over(xp, a, axes, dtype=None, keepdims=False):
     if keepdims:
         s = s.reshape([1 if ax in axes else n for ax, n in enumerate(a.shape)])
     return s
-
-
-def _prod(shape):
-    p = 1
-    for n in shape:
-        p *= n
-    return p
 
 
 def channel_sums(xp, a3, dtype=None):

@@ -48,7 +48,9 @@ def randint(low, high, shape=None, dtype='int32', ctx=None, out=None, **kwargs):
 def shuffle(data, **kwargs):
     """A copy of ``data`` with its first axis randomly permuted."""
     ctx = data.context
-    with ctx.device():
-        perm = ctx.xp.asarray(host_generator().permutation(data.shape[0])) if not ctx.is_gpu \
-            else ctx.xp.random.permutation(data.shape[0])
+    if ctx.is_gpu:  # CuPy's generator on that GPU, as in _sample
+        with ctx.device():
+            perm = ctx.xp.random.permutation(data.shape[0])
+    else:
+        perm = host_generator().permutation(data.shape[0])
     return NDArray(data._data[perm], ctx)
