@@ -135,6 +135,9 @@ class Trainer:
         return contexts or []
 
     def _init_kvstore(self):
+        """Choose the store and whether it updates (once: the updater marks it done)."""
+        if self._updater is not None:
+            return
         self._contexts = self._check_contexts()
         kv, arg = None, self._kvstore_arg
         update_on_kvstore = True
@@ -239,11 +242,12 @@ class Trainer:
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to every parameter (after ``allreduce_grads``)."""
-        self._make_ready(batch_size)
+        self._init_kvstore()  # enough to know; a refused call must not sync with the store
         if self._update_on_kvstore:
             raise MXNetError('Trainer.update() is not available with update_on_kvstore=True: '
                              'the kvstore applies the update during allreduce_grads(); call '
                              'step() or create the Trainer with update_on_kvstore=False')
+        self._make_ready(batch_size)
         self._rescale_for(batch_size)
         if not ignore_stale_grad:
             self._check_fresh()
