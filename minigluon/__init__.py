@@ -21,6 +21,8 @@ from . import test_utils
 from . import lr_scheduler
 from . import metric
 from . import gluon
+from . import runtime
+from . import util
 
 # Under DMLC_ROLE=server or scheduler, importing minigluon serves that role and exits.
 from .kvstore.roles import serve_if_asked as _serve_if_asked  # noqa: E402

@@ -1,4 +1,5 @@
 """The one error class and small helpers shared by every layer."""
+import numbers
 import os
 
 
@@ -11,6 +12,16 @@ class MXNetError(RuntimeError):
 
 
 MinigluonError = MXNetError
+
+# MXNet's names for the Python types its API accepts.
+string_types = (str,)
+integer_types = (int, numbers.Integral)
+numeric_types = (float, int, numbers.Number)
+
+
+def py_str(value):
+    """Bytes from a C string -> str (MXNet's helper; minigluon strings are already str)."""
+    return value.decode('utf-8') if isinstance(value, bytes) else str(value)
 
 
 def shape_str(shape):

@@ -1,4 +1,7 @@
 """Testing helpers with MXNet's names: comparisons, numeric gradients, random data."""
+import contextlib
+import os
+
 import numpy as np
 
 from . import autograd, backend
@@ -7,6 +10,7 @@ from .context import Context, cpu
 from .ndarray import NDArray
 from .ndarray import random as _random
 from .ndarray.creation import array
+from .util import use_np  # noqa: F401  (MXNet's test_utils exports it)
 
 _default_ctx = [None]
 
@@ -161,3 +165,32 @@ def check_numeric_gradient(fn, location, numeric_eps=1e-4, rtol=1e-2, atol=None,
         assert_almost_equal(analytic[k], numeric[k], rtol=rtol,
                             atol=atol if atol is not None else 1e-4,
                             names=('autograd grad of %s' % label, 'numeric grad of %s' % label))
+
+
+@contextlib.contextmanager
+def environment(*args):
+    """Set environment variables for the body of a ``with`` block, then restore them.
+
+    Takes a dict ``{name: value}`` or one ``name, value`` pair; a value of None unsets
+    the variable inside the block.
+    """
+    if len(args) == 2:
+        changes = {args[0]: args[1]}
+    elif len(args) == 1 and isinstance(args[0], dict):
+        changes = dict(args[0])
+    else:
+        raise ValueError('environment() takes a dict or a (name, value) pair, got %r' % (args,))
+    saved = {name: os.environ.get(name) for name in changes}
+
+    def apply(values):
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = str(value)
+
+    apply(changes)
+    try:
+        yield
+    finally:
+        apply(saved)

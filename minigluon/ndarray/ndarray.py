@@ -13,6 +13,11 @@ from .dispatch import check_inplace_target, compute_gradients, invoke, requires_
 from .dtypes import normalize_dtype
 from .registry import get_op
 
+py_slice = slice  # MXNet's name for the builtin, which its own ``slice`` method shadows
+
+# MXNet's storage-type ids; minigluon stores every array densely ('default').
+_STORAGE_TYPE_STR_TO_ID = {'_undefined': -1, 'default': 0, 'row_sparse': 1, 'csr': 2}
+
 class NDArray:
     """An n-dimensional array on one device, with MXNet's NDArray API.
 
