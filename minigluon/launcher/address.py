@@ -10,14 +10,14 @@ from .job import LOCAL_ADDRESS
 def address_towards(host):
     """The local address this host uses to reach ``host`` (sends no packet)."""
     try:
-        return _address_towards(host.name, host.port or 22)
+        return _address_towards(host.reached_at, host.port or 22)
     except socket.gaierror as e:
-        raise LaunchError('cannot resolve host %s from the hostfile (%s), so the scheduler '
-                          'address is unknown; give it with --host-ip or --interface'
-                          % (host.name, e.strerror)) from None
+        raise LaunchError('cannot resolve host %s (%s), so the scheduler address is '
+                          'unknown; give it with --host-ip or --interface'
+                          % (host.reached_at, e.strerror)) from None
     except OSError as e:
         raise LaunchError('no route to host %s: %s; give the scheduler address with '
-                          '--host-ip or --interface' % (host.name, e.strerror)) from None
+                          '--host-ip or --interface' % (host.reached_at, e.strerror)) from None
 
 
 def scheduler_address(host_ip=None, interface=None, first_host=None):

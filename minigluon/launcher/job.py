@@ -75,10 +75,11 @@ class Job:
         return dict({'server': self.env_server, 'worker': self.env_worker}.get(role, {}))
 
     def node_host(self, task):
-        """DMLC_NODE_HOST: the task's host as the hostfile names it; here, the
-        scheduler's address for the scheduler and 127.0.0.1 for the others."""
+        """DMLC_NODE_HOST: the task's host as the hostfile names it (a Slurm node: its
+        NodeAddr); here, the scheduler's address for the scheduler and 127.0.0.1 for
+        the others."""
         if task.host is not None:
-            return task.host.name
+            return task.host.reached_at
         return self.root_uri if task.role == 'scheduler' else LOCAL_ADDRESS
 
     def environment(self, task):

@@ -19,9 +19,16 @@ _BRACKETED = re.compile(r'\[([^\]]*)\](?::(.*))?\Z')
 
 @dataclass(frozen=True)
 class Host:
-    """A host from a hostfile: its name or address, and its ssh port (None: ssh's own)."""
+    """A host from a hostfile, or a node of a Slurm allocation: its name or address, its
+    ssh port (None: ssh's own), and the address it is reached at if not its name (a
+    node's NodeAddr)."""
     name: str
     port: Optional[int] = None
+    address: Optional[str] = None
+
+    @property
+    def reached_at(self):
+        return self.address or self.name
 
     def __str__(self):
         if self.port is None:

@@ -13,6 +13,7 @@ the same way; a second one goes straight to SIGKILL.
 import collections
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +28,12 @@ TERM_AFTER = 5.0
 KILL_AFTER = 8.0
 POLL_SECONDS = 0.05
 RECENT_LINES = 10
+
+
+def require(program, why):
+    """Refuse to launch without ``program`` on this host's PATH; ``why``: 'by OPTION'."""
+    if shutil.which(program) is None:
+        raise LaunchError('%s is not installed on this host (it is needed %s)' % (program, why))
 
 
 def exit_status(returncode):

@@ -13,10 +13,9 @@ rsync and creates DIR there, then copies the current directory to it with
 """
 import os
 import shlex
-import shutil
 
-from . import LaunchError
 from .local import start_task
+from .processes import require
 
 DEFAULT_OPTIONS = ('StrictHostKeyChecking=accept-new', 'ConnectTimeout=10',
                    'ServerAliveInterval=10', 'ServerAliveCountMax=3')
@@ -33,11 +32,6 @@ def ssh_argv(host, options=()):
     if host.port is not None:
         argv += ['-p', str(host.port)]
     return argv + [host.name]
-
-
-def require(program, why):
-    if shutil.which(program) is None:
-        raise LaunchError('%s is not installed on this host (it is needed %s)' % (program, why))
 
 
 def remote_hosts(job):
