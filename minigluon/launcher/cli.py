@@ -1,7 +1,7 @@
 """Launch a distributed minigluon job: one scheduler, S servers and N workers.
 
 usage:
-  minigluon-launch -n N [-s S] [-H HOSTFILE] [--launcher {local,ssh,mpi}]
+  minigluon-launch -n N [-s S] [-H HOSTFILE] [--launcher {local,ssh,mpi,slurm}]
                    [--sync-dst-dir DIR] [--env KEY[=VALUE]]... [--env-server KEY=VALUE]...
                    [--env-worker KEY=VALUE]... [--host-ip ADDR | --interface NAME]
                    [-p PORT] [--ssh-option KEY=VALUE]... [--mpirun PROGRAM]
@@ -18,12 +18,14 @@ examples:
   minigluon-launch -n 3 -H hosts python train.py --kvstore dist_sync
   minigluon-launch -n 3 -H hosts --sync-dst-dir /tmp/job python train.py
   minigluon-launch -n 4 -s 2 --launcher mpi -H hosts --env OMP_NUM_THREADS=2 python train.py
+  salloc -N 2 minigluon-launch -n 2 --launcher slurm python train.py
 
 placement:
   The scheduler runs on this host. Servers first, then workers, cycle through the
   hosts of the hostfile: with 5 hosts and -n 3, servers go to hosts 1, 2, 3 and
   workers to hosts 4, 5, 1; with exactly N hosts (and S = N) every host runs one
-  server and one worker. Without a hostfile everything runs on this host.
+  server and one worker. Without a hostfile everything runs on this host. Under
+  --launcher slurm the allocation's nodes, in Slurm's order, take the hostfile's place.
 
 hostfile:
   One host per line, `host` or `host:port` (the port is ssh's; IPv6 with a port
@@ -33,11 +35,13 @@ environment of each process:
   DMLC_ROLE          scheduler, server or worker
   DMLC_PS_ROOT_URI   the scheduler's address: --host-ip, else the address of
                      --interface, else the address this host uses to reach the
-                     first host of the hostfile, else 127.0.0.1
+                     first host of the hostfile (under slurm: the first node of the
+                     allocation other than this one), else 127.0.0.1
   DMLC_PS_ROOT_PORT  -p, else a port that is free here when the job starts
   DMLC_NUM_SERVER, DMLC_NUM_WORKER
-  DMLC_NODE_HOST     the process's host as the hostfile names it (127.0.0.1 for
-                     local processes, DMLC_PS_ROOT_URI for the scheduler)
+  DMLC_NODE_HOST     the process's host as the hostfile names it (a Slurm node: its
+                     NodeAddr; 127.0.0.1 for local processes, DMLC_PS_ROOT_URI for
+                     the scheduler)
   DMLC_SERVER_ID     0..S-1, servers only, stable: the placement order
   DMLC_WORKER_ID     0..N-1, workers only, stable: the placement order
   MINIGLUON_PS_SECRET  the job's secret: this launcher's own MINIGLUON_PS_SECRET
@@ -63,6 +67,15 @@ launchers:
   mpi    one `mpirun` (OpenMPI, or MPICH's hydra) for servers and workers, on the
          hostfile's hosts when given (ports cannot be given; use ~/.ssh/config);
          --mpirun names the program. As root, OpenMPI gets --allow-run-as-root.
+  slurm  inside a Slurm allocation (an sbatch script, or salloc's shell), with no
+         hostfile: each server and worker is one job step, `srun --nodes=1
+         --ntasks=1 --nodelist=NODE --overlap --export=ALL` (steps of a node share
+         its resources) running the bootstrap with python3; the launcher's
+         environment, DMLC_* and the secret included, goes to each step through
+         srun's. Other srun settings come from srun's input variables, e.g.
+         SLURM_CPU_BIND=none in the batch script.
+         `scancel` of the job ends every step and the launcher. Outside an
+         allocation it refuses, saying how to get one.
 
 output and exit status:
   Each line a process writes to stdout (stderr) goes whole to the launcher's
@@ -82,13 +95,14 @@ import re
 import signal
 import sys
 
-from . import LaunchError, local, mpi, ssh
+from . import LaunchError, local, mpi, slurm, ssh
 from .address import free_port, scheduler_address
 from .job import Job, check_user_variables, job_secret, passed_on
 from .placement import place, read_hostfile
 from .processes import PROGRAM, Supervisor
 
-LAUNCHERS = {'local': local.launch, 'ssh': ssh.launch, 'mpi': mpi.launch}
+LAUNCHERS = {'local': local.launch, 'ssh': ssh.launch, 'mpi': mpi.launch,
+             'slurm': slurm.launch}
 _VARIABLE = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 
 
@@ -177,7 +191,7 @@ def check_options(args, parser):
         args.num_servers = args.num_workers
     if args.launcher is None:
         args.launcher = 'ssh' if args.hostfile else 'local'
-    misplaced = {'--hostfile': args.hostfile and args.launcher == 'local',
+    misplaced = {'--hostfile': args.hostfile and args.launcher in ('local', 'slurm'),
                  '--sync-dst-dir': args.sync_dst_dir and args.launcher != 'ssh',
                  '--ssh-option': args.ssh_option and args.launcher != 'ssh',
                  '--mpirun': args.mpirun and args.launcher != 'mpi'}
@@ -194,13 +208,17 @@ def check_options(args, parser):
 
 def plan(args, environ=os.environ):
     """The Job that ``args`` describe."""
-    hosts = read_hostfile(args.hostfile) if args.hostfile else None
+    if args.launcher == 'slurm':
+        hosts = slurm.allocation_hosts(environ)
+        peer = slurm.scheduler_peer(hosts, environ)
+    else:
+        hosts = read_hostfile(args.hostfile) if args.hostfile else None
+        peer = hosts[0] if hosts else None
     tasks = place(args.num_workers, args.num_servers, hosts)
     env = passed_on(environ)
     env.update(parse_variables(args.env, '--env', environ))
     return Job(command=args.command, tasks=tasks,
-               root_uri=scheduler_address(args.host_ip, args.interface,
-                                          hosts[0] if hosts else None),
+               root_uri=scheduler_address(args.host_ip, args.interface, peer),
                root_port=args.port or free_port(), secret=job_secret(environ), env=env,
                env_server=parse_variables(args.env_server, '--env-server', environ),
                env_worker=parse_variables(args.env_worker, '--env-worker', environ))

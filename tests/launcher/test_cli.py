@@ -60,6 +60,8 @@ def test_options_after_the_command_belong_to_the_command():
                                                        '--launcher local'),
     (['-n', '1', '--ssh-option', 'User=x', 'prog'], '--ssh-option does not apply'),
     (['-n', '1', '--mpirun', 'mpiexec', 'prog'], '--mpirun does not apply'),
+    (['-n', '1', '-H', 'hosts', '--launcher', 'slurm', 'prog'], '--hostfile does not apply to '
+                                                              '--launcher slurm'),
     (['-n', '1', '--host-ip', '1.2.3.4', '--interface', 'lo', 'prog'], 'not allowed with'),
 ])
 def test_bad_options_are_usage_errors_naming_the_problem(capsys, argv, complaint):
