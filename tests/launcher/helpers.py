@@ -5,6 +5,7 @@ Every process a test starts carries a unique marker on its command line, so that
 ``leftovers(marker)`` (pgrep -f) can prove nothing outlived the launcher.
 """
 import contextlib
+import json
 import os
 import queue
 import random
@@ -49,6 +50,41 @@ def identities(stdout):
         if rest:
             found[label.lstrip('[')] = dict(item.split('=', 1) for item in rest.split())
     return found
+
+
+# Each worker pushes (rank + 1) * round to a small key and a key big enough to be cut
+# into slices over all servers, and pulls the sums back.
+DIST_SYNC_SUMS = '''
+import json
+import minigluon as mx
+from minigluon import kv, nd
+store = kv.create('dist_sync')
+rank, n = store.rank, store.num_workers
+store.init('small', nd.zeros((2, 3)))
+store.init(7, nd.zeros((3000,)))
+out = []
+for rnd in (1, 2):
+    store.push('small', nd.ones((2, 3)) * (rank + 1) * rnd)
+    store.push(7, nd.arange(3000) * (rank + 1))
+    small, big = nd.zeros((2, 3)), nd.zeros((3000,))
+    store.pull(['small', 7], out=[small, big])
+    out.append([small.asnumpy().tolist(), big.asnumpy()[[0, 1, 2999]].tolist()])
+print('RESULT', json.dumps({'rank': rank, 'n': n, 'out': out}), flush=True)
+store.close()
+'''
+
+
+def check_dist_sync_sums(stdout, n):
+    """Assert that the n workers of DIST_SYNC_SUMS all printed the exact sums."""
+    found = [json.loads(line.split('RESULT ', 1)[1]) for line in stdout.splitlines()
+             if '] RESULT ' in line]
+    assert sorted(r['rank'] for r in found) == list(range(n)), stdout
+    total = n * (n + 1) / 2  # sum of rank + 1
+    for r in found:
+        assert r['n'] == n
+        for rnd, (small, big) in enumerate(r['out'], 1):
+            assert small == [[total * rnd] * 3] * 2
+            assert big == [0.0, total, 2999 * total]
 
 
 def launcher_argv(args):
@@ -264,46 +300,57 @@ def netns_missing_reason():
 
 
 class NetnsHost:
-    """A network namespace joined to the test bridge, with its address and sshd."""
+    """A network namespace joined to the test bridge, with its address (and sshd)."""
 
-    def __init__(self, netns, address, sshd):
+    def __init__(self, netns, address, sshd=None):
         self.netns, self.address, self.sshd = netns, address, sshd
 
 
 @contextlib.contextmanager
-def netns_ssh_hosts(keys, count):
+def network_namespaces(count, tag='mg'):
     """``count`` network namespaces, each a host with its own address on a private
-    10.200.X.0/24 subnet and its own sshd on port 22, joined by veth pairs to a
-    bridge in this namespace. Yields (bridge name, bridge address, [NetnsHost]).
-    Everything is removed afterwards, even on failure."""
-    tag = 'mg%d' % (os.getpid() % 100000)
+    10.200.X.0/24 subnet, joined by veth pairs to a bridge in this namespace; ``tag``
+    starts their names. Yields (bridge name, bridge address, [NetnsHost]). Everything
+    is removed afterwards, processes left in them killed, even on failure."""
+    tag = '%s%d' % (tag, os.getpid() % 100000)
     subnet = '10.200.%d' % random.randrange(1, 250)
     bridge, bridge_address = tag + 'br', subnet + '.1'
-    namespaces, hosts = [], []
+    namespaces = []
     try:
         _ip('link', 'add', bridge, 'type', 'bridge')
         _ip('addr', 'add', bridge_address + '/24', 'dev', bridge)
         _ip('link', 'set', bridge, 'up')
         for i in range(count):
             netns, outside, inside = '%sn%d' % (tag, i), '%sv%d' % (tag, i), '%sp%d' % (tag, i)
-            address = '%s.%d' % (subnet, 10 + i)
             _ip('netns', 'add', netns)
-            namespaces.append(netns)
+            namespaces.append(NetnsHost(netns, '%s.%d' % (subnet, 10 + i)))
             _ip('link', 'add', outside, 'type', 'veth', 'peer', 'name', inside)
             _ip('link', 'set', inside, 'netns', netns)
             _ip('link', 'set', outside, 'master', bridge, 'up')
-            _ip('-n', netns, 'addr', 'add', address + '/24', 'dev', inside)
+            _ip('-n', netns, 'addr', 'add', namespaces[-1].address + '/24', 'dev', inside)
             _ip('-n', netns, 'link', 'set', inside, 'up')
             _ip('-n', netns, 'link', 'set', 'lo', 'up')
-            hosts.append(NetnsHost(netns, address, Sshd(keys, address, 22, netns=netns)))
-        yield bridge, bridge_address, hosts
+        yield bridge, bridge_address, namespaces
     finally:
-        for host in hosts:
-            host.sshd.stop()
-        for netns in namespaces:
-            _kill_netns_processes(netns)
-            _ip('netns', 'del', netns, check=False)  # deletes its veth pair too
+        for host in namespaces:
+            _kill_netns_processes(host.netns)
+            _ip('netns', 'del', host.netns, check=False)  # deletes its veth pair too
         _ip('link', 'del', bridge, check=False)
+
+
+@contextlib.contextmanager
+def netns_ssh_hosts(keys, count):
+    """``count`` network namespaces (see network_namespaces), each with its own sshd on
+    port 22. Yields (bridge name, bridge address, [NetnsHost])."""
+    with network_namespaces(count) as (bridge, bridge_address, hosts):
+        try:
+            for host in hosts:
+                host.sshd = Sshd(keys, host.address, 22, netns=host.netns)
+            yield bridge, bridge_address, hosts
+        finally:
+            for host in hosts:
+                if host.sshd is not None:
+                    host.sshd.stop()
 
 
 def _kill_netns_processes(netns):

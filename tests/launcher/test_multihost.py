@@ -5,16 +5,14 @@ jobs across them with --launcher ssh. Needs root and `ip netns`; skips saying wh
 To run another job across the hosts, call ``launch_across(netns_hosts, ssh_keys,
 folder, command)``; ``test_dist_sync_sums_across_hosts`` is the model.
 """
-import json
 import os
 import time
 
-import numpy as np
 import pytest
 
 from minigluon.launcher import cli
 
-from .helpers import ROOT, leftovers, py, run_launcher
+from .helpers import DIST_SYNC_SUMS, ROOT, check_dist_sync_sums, leftovers, py, run_launcher
 
 # Every process checks that DMLC_NODE_HOST is an address of the host it runs on (it
 # can bind to it); the scheduler listens on DMLC_PS_ROOT_URI:PORT and each worker
@@ -44,28 +42,6 @@ elif role == 'worker':
     conn.close()
 print('ran at', here, flush=True)
 '''
-
-# Each worker pushes (rank + 1) * round to a small key and a key big enough to be cut
-# into slices over all servers, and pulls the sums back.
-DIST_SYNC_SUMS = '''
-import json
-import minigluon as mx
-from minigluon import kv, nd
-store = kv.create('dist_sync')
-rank, n = store.rank, store.num_workers
-store.init('small', nd.zeros((2, 3)))
-store.init(7, nd.zeros((3000,)))
-out = []
-for rnd in (1, 2):
-    store.push('small', nd.ones((2, 3)) * (rank + 1) * rnd)
-    store.push(7, nd.arange(3000) * (rank + 1))
-    small, big = nd.zeros((2, 3)), nd.zeros((3000,))
-    store.pull(['small', 7], out=[small, big])
-    out.append([small.asnumpy().tolist(), big.asnumpy()[[0, 1, 2999]].tolist()])
-print('RESULT', json.dumps({'rank': rank, 'n': n, 'out': out}), flush=True)
-store.close()
-'''
-
 
 def launch_across(netns_hosts, ssh_keys, folder, command, *options, timeout=60):
     """Run ``command`` with --launcher ssh over the namespaces' hosts (one server and
@@ -112,16 +88,7 @@ def test_dist_sync_sums_across_hosts(netns_hosts, ssh_keys, marker, tmp_path):
     result = launch_across(netns_hosts, ssh_keys, tmp_path, py(DIST_SYNC_SUMS, marker),
                            '--env', 'MXNET_KVSTORE_BIGARRAY_BOUND=1000')
     assert result.returncode == 0, result.stdout + result.stderr
-    found = [json.loads(line.split('RESULT ', 1)[1]) for line in result.stdout.splitlines()
-             if '] RESULT ' in line]
-    n = len(netns_hosts[2])
-    assert sorted(r['rank'] for r in found) == list(range(n))
-    total = n * (n + 1) / 2  # sum of rank + 1
-    for r in found:
-        assert r['n'] == n
-        for rnd, (small, big) in enumerate(r['out'], 1):
-            assert np.array_equal(small, np.full((2, 3), total * rnd))
-            assert big == [0.0, total, 2999 * total]
+    check_dist_sync_sums(result.stdout, len(netns_hosts[2]))
     assert leftovers(marker) == []
 
 
