@@ -1,11 +1,13 @@
 """Fixtures: a unique marker per test (whose processes must all be gone when it ends),
-generated ssh keys, a real sshd on 127.0.0.1, and network namespaces as hosts."""
+generated ssh keys, a real sshd on 127.0.0.1, network namespaces as hosts, and a
+Slurm cluster whose nodes are network namespaces."""
 import os
 
 import pytest
 
 from .helpers import (Sshd, SshKeys, kill_leftovers, netns_missing_reason, netns_ssh_hosts,
-                      new_marker, ssh_missing_reason)
+                      network_namespaces, new_marker, ssh_missing_reason)
+from .slurm_cluster import SlurmCluster, slurm_missing_reason
 
 
 @pytest.fixture
@@ -46,3 +48,21 @@ def netns_hosts(ssh_keys):
         pytest.skip(reason)
     with netns_ssh_hosts(ssh_keys, 3) as hosts:
         yield hosts
+
+
+@pytest.fixture(scope='module')
+def slurm_cluster():
+    """A Slurm cluster of three nodes, n0, n1, n2, each a network namespace with its own
+    address and slurmd; slurmctld and munged run here. See slurm_cluster.SlurmCluster."""
+    reason = slurm_missing_reason() or netns_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    with network_namespaces(3, tag='mgs') as (_, bridge_address, hosts):
+        try:
+            cluster = SlurmCluster(bridge_address, hosts)
+        except RuntimeError as e:
+            pytest.skip('Slurm would not start here: %s' % e)
+        try:
+            yield cluster
+        finally:
+            cluster.stop()
