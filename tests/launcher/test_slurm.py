@@ -3,10 +3,12 @@ munged, slurmctld, and three slurmd nodes n0, n1, n2, each in its own network
 namespace with its own address (the ``slurm_cluster`` fixture, slurm_cluster.py).
 Jobs go through the real sbatch, salloc, srun and scancel. Without Slurm, MUNGE,
 root or network namespaces, the tests that need the cluster skip, saying why."""
+import os
 import re
 import shlex
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -128,6 +130,23 @@ def test_dist_sync_sums_through_salloc(slurm_cluster, marker):
     assert _placements(result.stdout) == _expected_placements(slurm_cluster, 3,
                                                               ('-', here, here))
     assert leftovers(marker) == []
+
+
+def test_the_cifar10_batch_script_trains_two_workers_to_one_accuracy(slurm_cluster, tmp_path):
+    output = tmp_path / 'cifar10.out'
+    env = slurm_cluster.env(PYTHON=sys.executable, MINIGLUON_HOME=str(tmp_path / 'home'),
+                            OMP_NUM_THREADS='1')
+    result = subprocess.run(
+        ['sbatch', '--wait', '--chdir', ROOT, '--output', str(output),
+         os.path.join(ROOT, 'examples', 'slurm', 'cifar10_dist.sbatch'),
+         '--model', 'cifar_resnet20_v1', '--synthetic', '200', '--num-epochs', '1',
+         '--batch-size', '20'], capture_output=True, text=True, env=env, timeout=120)
+    text = output.read_text()
+    assert result.returncode == 0, result.stderr + text
+    assert '2 servers and 2 workers on 2 hosts (slurm launcher)' in text
+    accuracies = re.findall(r'^\[worker (\d)\] Epoch 0: Test_acc (\d\.\d{6})$', text, re.M)
+    assert sorted(rank for rank, _ in accuracies) == ['0', '1'], text
+    assert accuracies[0][1] == accuracies[1][1], text
 
 
 def test_a_failing_worker_ends_every_step(slurm_cluster, allocation, marker):
