@@ -459,3 +459,12 @@ def test_lbsgd_rejects_unknown_strategy_and_uses_lars_ratio():
     opt.update(0, w, nd.array([0.0, 0.5], dtype='float64'), None)
     # |w|^2 = 25, |g|^2 = 0.25: ratio sqrt(100) = 10, so the step is 0.1 * 10 * g
     assert_almost_equal(w, [3.0, 3.5])
+
+
+def test_updater_takes_lists_of_keys():
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.5, momentum=0.5))
+    ws = [nd.array([1.0]), nd.array([2.0, 3.0])]
+    updater([0, 'b'], [nd.array([1.0]), nd.array([2.0, 2.0])], ws)
+    assert_almost_equal(ws[0], [0.5])
+    assert_almost_equal(ws[1], [1.0, 2.0])
+    assert sorted(map(str, updater.states)) == ['0', 'b']
