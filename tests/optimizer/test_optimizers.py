@@ -468,3 +468,18 @@ def test_updater_takes_lists_of_keys():
     assert_almost_equal(ws[0], [0.5])
     assert_almost_equal(ws[1], [1.0, 2.0])
     assert sorted(map(str, updater.states)) == ['0', 'b']
+
+
+def test_param_dict_of_gluon_parameters_gives_the_multipliers():
+    frozen = mx.gluon.Parameter('frozen', shape=(2,), lr_mult=0.0)
+    no_decay = mx.gluon.Parameter('no_decay', shape=(2,), wd_mult=0.0)
+    opt = mx.optimizer.SGD(learning_rate=0.1, wd=1.0, param_dict={0: frozen, 1: no_decay})
+    opt.set_lr_mult({0: 5.0})   # param_dict wins over the tables, as in MXNet
+    w0, w1 = nd.array([1.0, 1.0]), nd.array([1.0, 1.0])
+    opt.update(0, w0, nd.array([1.0, 1.0]), None)
+    opt.update(1, w1, nd.array([1.0, 1.0]), None)
+    assert_almost_equal(w0, [1.0, 1.0])        # lr_mult 0: no step at all
+    assert_almost_equal(w1, [0.9, 0.9])        # gradient step, no decay
+    frozen.lr_mult = 1.0                       # read at every update
+    opt.update(0, w0, nd.array([1.0, 1.0]), None)
+    assert_almost_equal(w0, [0.8, 0.8])        # 0.1 * (1 + wd * 1)
