@@ -10,16 +10,20 @@ to ``initialize``), as MXNet does. Called with a plain name, an initializer pick
 the rule by the name's suffix (``weight``, ``bias``, ``gamma``, ``beta``,
 ``running_mean``, ``running_var``...).
 """
+import json
+import logging
 import re
 
 import numpy as np
 
 from .base import MXNetError
 from .ndarray.generator import host_generator
+from .ndarray.serialization import load as load_arrays
 from .registry import Registry
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'create', 'Zero', 'One', 'Constant',
-           'Uniform', 'Normal', 'Xavier', 'MSRAPrelu', 'Orthogonal', 'Mixed']
+           'Uniform', 'Normal', 'Xavier', 'MSRAPrelu', 'Orthogonal', 'Bilinear', 'LSTMBias',
+           'Mixed', 'Load']
 
 _REGISTRY = Registry('initializer')
 
@@ -37,12 +41,23 @@ def create(init, **kwargs):
     """An Initializer from an instance (returned as is) or a registered name.
 
     ``create('xavier', magnitude=2)`` == ``Xavier(magnitude=2)``; names are
-    case-insensitive.
+    case-insensitive. The JSON that ``Initializer.dumps()`` writes,
+    ``'["xavier", {"magnitude": 2}]'``, is accepted too.
     """
     if isinstance(init, Initializer):
         return init
     if isinstance(init, type) and issubclass(init, Initializer):
         return init(**kwargs)
+    if isinstance(init, str) and init.startswith('['):
+        try:
+            name, json_kwargs = json.loads(init)
+        except ValueError:
+            raise MXNetError('initializer JSON must be \'["name", {kwargs}]\' as dumps() '
+                             'writes it, got %r' % init) from None
+        if kwargs or not isinstance(json_kwargs, dict):
+            raise MXNetError('initializer JSON %r: the keyword arguments belong in its dict, '
+                             'not beside it' % init)
+        return create(name, **json_kwargs)
     if isinstance(init, str):
         return _REGISTRY.find(init)(**kwargs)
     raise MXNetError('an initializer must be an mx.init.Initializer or a registered name '
@@ -57,6 +72,12 @@ class InitDesc(str):
         desc.attrs = dict(attrs or {})
         desc.global_init = global_init
         return desc
+
+
+def _as_list(value):
+    if hasattr(value, 'asnumpy'):
+        value = value.asnumpy()
+    return value.tolist() if isinstance(value, np.ndarray) else value
 
 
 def _fill(arr, values):
@@ -78,7 +99,6 @@ class Initializer:
 
     def dumps(self):
         """``'["name", {kwargs}]'`` as MXNet writes it."""
-        import json
         return json.dumps([self.__class__.__name__.lower(), self._kwargs])
 
     def __call__(self, desc, arr):
@@ -93,16 +113,43 @@ class Initializer:
                                                 self._print_func(arr.asnumpy())))
 
     def _init_by_name(self, name, arr):
-        name = str(name).lower()
-        if name.endswith(('running_mean', 'moving_mean', 'beta', 'bias', 'min')):
-            _fill(arr, 0)
-        elif name.endswith(('running_var', 'moving_var', 'gamma', 'max')):
-            _fill(arr, 1)
-        elif name.endswith('weight'):
+        """Pick the rule by the name's suffix; subclasses may override any ``_init_*``."""
+        name = str(name)
+        suffix = name.lower()
+        if suffix.endswith('weight'):
             self._init_weight(name, arr)
+        elif suffix.endswith('bias'):
+            self._init_bias(name, arr)
+        elif suffix.endswith('gamma'):
+            self._init_gamma(name, arr)
+        elif suffix.endswith('beta'):
+            self._init_beta(name, arr)
+        elif suffix.endswith(('running_mean', 'moving_mean', 'moving_inv_var', 'moving_avg',
+                              'min')):
+            self._init_zero(name, arr)
+        elif suffix.endswith(('running_var', 'moving_var', 'max')):
+            self._init_one(name, arr)
         else:
-            raise MXNetError('unknown initialization pattern for %r: give the parameter an '
-                             'init= of its own or name it ...weight/bias/gamma/beta' % name)
+            self._init_default(name, arr)
+
+    def _init_zero(self, _, arr):
+        _fill(arr, 0)
+
+    def _init_one(self, _, arr):
+        _fill(arr, 1)
+
+    def _init_bias(self, _, arr):
+        _fill(arr, 0)
+
+    def _init_gamma(self, _, arr):
+        _fill(arr, 1)
+
+    def _init_beta(self, _, arr):
+        _fill(arr, 0)
+
+    def _init_default(self, name, _):
+        raise MXNetError('unknown initialization pattern for %r: give the parameter an '
+                         'init= of its own or name it ...weight/bias/gamma/beta' % name)
 
     def _init_weight(self, name, arr):
         raise NotImplementedError('%s must implement _init_weight' % type(self).__name__)
@@ -140,7 +187,9 @@ class Constant(Initializer):
     """Fills with ``value`` (a scalar, or an array broadcastable to the parameter)."""
 
     def __init__(self, value):
-        super().__init__(value=value)
+        # An array value is kept as a nested list in the kwargs, so dumps() is JSON
+        # (MXNet writes it so too).
+        super().__init__(value=value if np.isscalar(value) else _as_list(value))
         self.value = value
 
     def _init_weight(self, name, arr):
@@ -264,6 +313,46 @@ class Orthogonal(Initializer):
 
 
 @register
+class Bilinear(Initializer):
+    """Bilinear-interpolation kernels, for a Deconvolution that upsamples.
+
+    A weight ``(out, in, k, k)`` gets the same ``k x k`` kernel in every channel pair:
+    ``(1 - |x/f - c|) * (1 - |y/f - c|)`` with ``f = ceil(k/2)`` and
+    ``c = (2f - 1 - f % 2) / (2f)``.
+    """
+
+    def _init_weight(self, name, arr):
+        shape = arr.shape
+        if len(shape) != 4:
+            raise MXNetError('Bilinear initializer needs a 4-d (out, in, height, width) '
+                             'weight; %s has shape %s' % (name, shape))
+        f = np.ceil(shape[3] / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        wx = 1 - np.abs(np.arange(shape[3]) / f - c)
+        wy = 1 - np.abs(np.arange(shape[2]) / f - c)
+        _fill(arr, np.broadcast_to(np.outer(wy, wx).astype(np.float32), shape))
+
+
+@register
+class LSTMBias(Initializer):
+    """LSTM biases: 0 except the forget gate's, ``forget_bias`` (Jozefowicz et al. 2015).
+
+    The bias holds the four gates' biases one after another (input, forget, cell,
+    output, as MXNet's LSTM cells order them); the second quarter is the forget gate.
+    """
+
+    def __init__(self, forget_bias=1.0):
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, name, arr):
+        num_hidden = arr.shape[0] // 4
+        values = np.zeros(arr.shape, dtype=np.float64)
+        values[num_hidden:2 * num_hidden] = self.forget_bias
+        _fill(arr, values)
+
+
+@register
 class Mixed(Initializer):
     """The first initializer whose regex (``re.match``) matches the parameter name.
 
@@ -290,3 +379,47 @@ class Mixed(Initializer):
 
     def _init_weight(self, name, arr):
         self._pick(name)._init_weight(name, arr)
+
+
+class Load:
+    """Initialize from saved arrays, falling back to ``default_init`` for the rest.
+
+    Parameters
+    ----------
+    param : str or dict of str -> NDArray
+        A file written by ``nd.save`` (a dict of arrays), or the dict itself; MXNet's
+        ``arg:``/``aux:`` name prefixes are dropped.
+    default_init : Initializer, optional
+        For parameters the arrays do not have.
+    verbose : bool, default False
+        Log where each parameter came from.
+    """
+
+    def __init__(self, param, default_init=None, verbose=False):
+        if isinstance(param, str):
+            param = load_arrays(param)
+        if not isinstance(param, dict):
+            raise MXNetError('Load initializer needs a dict of name -> NDArray (or a file of '
+                             'one), got %s' % type(param).__name__)
+        self.param = {(name[4:] if name.startswith(('arg:', 'aux:')) else name): arr
+                      for name, arr in param.items()}
+        self.default_init = default_init
+        self.verbose = verbose
+
+    def __call__(self, name, arr):
+        if name in self.param:
+            loaded = self.param[name]
+            if tuple(arr.shape) != tuple(loaded.shape):
+                raise MXNetError('Parameter %s cannot be initialized from loading: shape '
+                                 'mismatch, target %s vs loaded %s'
+                                 % (name, tuple(arr.shape), tuple(loaded.shape)))
+            arr[:] = loaded
+            if self.verbose:
+                logging.info('Initialized %s by loading', name)
+            return
+        if self.default_init is None:
+            raise MXNetError('Cannot initialize %s: it is not in the loaded arrays and no '
+                             'default_init was given' % name)
+        self.default_init(name, arr)
+        if self.verbose:
+            logging.info('Initialized %s by default', name)

@@ -7,6 +7,7 @@ before any sample. ``update(labels, preds)`` takes one array or a list of arrays
 per device, as ``split_and_load`` gives); NDArrays are read with ``.asnumpy()`` and
 the maths runs in numpy.
 """
+import json
 import math
 from collections import OrderedDict
 
@@ -233,8 +234,9 @@ def create(metric, *args, **kwargs):
     metric : str, EvalMetric, callable, dict or list
         A registered name (``'acc'``, ``'ce'``, ``'rmse'``, ...); an ``EvalMetric``
         (returned as is); a function ``feval(label, pred)`` (wrapped in
-        ``CustomMetric``); a ``get_config()`` dict; or a list of any of these
-        (a ``CompositeEvalMetric``).
+        ``CustomMetric``); a ``get_config()`` dict, or that dict as a JSON string
+        (``'{"metric": "Accuracy", "axis": 0, ...}'``, or ``'["acc", {"axis": 0}]'``);
+        or a list of any of these (a ``CompositeEvalMetric``).
     *args, **kwargs
         Passed to the metric's constructor (to every one, for a list).
 
@@ -257,6 +259,8 @@ def create(metric, *args, **kwargs):
         for child in metric:
             composite.add(create(child, *args, **kwargs))
         return composite
+    if isinstance(metric, str) and metric.startswith(('{', '[')):
+        return create(_parse_config(metric, args, kwargs))
     if isinstance(metric, str):
         klass = _REGISTRY.get(metric)
         if klass is None:
@@ -269,6 +273,25 @@ def create(metric, *args, **kwargs):
         return CustomMetric(metric, *args, **kwargs)
     raise ValueError('cannot create a metric from %r; pass a name, an EvalMetric, a function '
                      'feval(label, pred) or a list of these' % (metric,))
+
+
+def _parse_config(text, args, kwargs):
+    """A metric config dict from its JSON: a ``get_config()`` object, or ``[name, kwargs]``."""
+    if args or kwargs:
+        raise ValueError('a metric given as JSON takes no other arguments; put them in the '
+                         'JSON, got %r %r' % (args, kwargs))
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        raise ValueError('cannot read metric config %r: %s' % (text, exc)) from None
+    if isinstance(config, list):
+        if len(config) != 2 or not isinstance(config[0], str) or \
+                not isinstance(config[1], dict):
+            raise ValueError('a metric config list must be ["name", {kwargs}], got %r' % text)
+        config = dict(config[1], metric=config[0])
+    if not isinstance(config, dict):
+        raise ValueError('a metric config must be a JSON object, got %r' % text)
+    return config
 
 
 @register
@@ -555,6 +578,89 @@ class MCC(_BinaryMetric):
         super().__init__(name, average, output_names, label_names)
 
 
+@register
+class PCC(EvalMetric):
+    """Pearson correlation of a K x K confusion matrix: MCC generalised to K classes.
+
+    With two classes it equals :class:`MCC` (micro) and the Pearson correlation of
+    labels and predicted classes. It ranges up to +1; its minimum lies between -1 and
+    0, depending on the class distribution. The confusion matrix grows as larger
+    class indices appear, so the order and grouping of updates do not change the score.
+
+    Labels are class indices; predictions are class scores (batch, classes),
+    argmax'ed over axis 1, or class indices shaped like the labels.
+
+    Parameters
+    ----------
+    name : str, default 'pcc'
+    output_names, label_names : list of str, optional
+        See :class:`EvalMetric`.
+    has_global_stats : bool, default True
+    """
+
+    def __init__(self, name='pcc', output_names=None, label_names=None, has_global_stats=True):
+        self.k = 2
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=has_global_stats)
+
+    def _grow(self, inc):
+        self.lcm = numpy.pad(self.lcm, ((0, inc), (0, inc)), 'constant')
+        self.gcm = numpy.pad(self.gcm, ((0, inc), (0, inc)), 'constant')
+        self.k += inc
+
+    @staticmethod
+    def _calc_mcc(cmat):
+        n = cmat.sum()
+        x, y = cmat.sum(axis=1), cmat.sum(axis=0)
+        cov_xx, cov_yy = numpy.sum(x * (n - x)), numpy.sum(y * (n - y))
+        if cov_xx == 0 or cov_yy == 0:
+            return float('nan')
+        cov_xy = numpy.sum(cmat.diagonal() * n - x * y)
+        return cov_xy / (cov_xx * cov_yy) ** 0.5
+
+    def update(self, labels, preds):
+        for label, pred in _pairs(labels, preds, 'PCC'):
+            label = label.ravel().astype(numpy.int64)
+            if pred.ndim == 2 and pred.shape[0] == label.size and pred.size != label.size:
+                pred = numpy.argmax(pred, axis=1)
+            pred = pred.ravel().astype(numpy.int64)
+            if pred.size != label.size:
+                raise _mismatch('PCC', label, pred, 'expected class scores (batch, classes) '
+                                'or one class index per label')
+            if not label.size:
+                continue
+            if min(label.min(), pred.min()) < 0:
+                raise ValueError('PCC: class indices must be >= 0, got labels in [%d, %d] and '
+                                 'predicted classes in [%d, %d]' % (label.min(), label.max(),
+                                                                    pred.min(), pred.max()))
+            top = int(max(pred.max(), label.max()))
+            if top >= self.k:
+                self._grow(top + 1 - self.k)
+            batch = numpy.zeros((self.k, self.k))
+            numpy.add.at(batch, (pred, label), 1)
+            self.lcm += batch
+            self.gcm += batch
+        self.num_inst += 1
+        self.global_num_inst += 1
+
+    @property
+    def sum_metric(self):
+        return self._calc_mcc(self.lcm) * self.num_inst
+
+    @property
+    def global_sum_metric(self):
+        return self._calc_mcc(self.gcm) * self.global_num_inst
+
+    def reset(self):
+        self.global_num_inst = 0
+        self.gcm = numpy.zeros((self.k, self.k))
+        self.reset_local()
+
+    def reset_local(self):
+        self.num_inst = 0
+        self.lcm = numpy.zeros((self.k, self.k))
+
+
 # ---- regression ------------------------------------------------------------------------
 class _BatchAveraged(EvalMetric):
     """Mean over ``update`` arrays of a per-array value (MXNet 1.x's MAE/MSE/RMSE)."""
@@ -655,7 +761,9 @@ class CrossEntropy(EvalMetric):
             if label.size and (label.min() < 0 or label.max() >= pred.shape[1]):
                 raise ValueError('%s: labels must be class indices in [0, %d), got values in '
                                  '[%d, %d]' % (metric, pred.shape[1], label.min(), label.max()))
-            prob = pred[numpy.arange(label.size), label].astype(numpy.float64)
+            # in the predictions' precision (at least float32), as MXNet computes it
+            prob = pred[numpy.arange(label.size), label]
+            prob = prob.astype(numpy.result_type(prob.dtype, numpy.float32), copy=False)
             self._add(float(-numpy.log(prob + self.eps).sum()), label.size)
 
 

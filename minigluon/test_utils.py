@@ -1,12 +1,14 @@
 """Testing helpers with MXNet's names: comparisons, numeric gradients, random data."""
 import contextlib
 import os
+import sys
 
 import numpy as np
 
 from . import autograd, backend
 from .base import MXNetError
 from .context import Context, cpu
+from .gluon.utils import download as _gluon_download
 from .ndarray import NDArray
 from .ndarray import random as _random
 from .ndarray.creation import array
@@ -194,3 +196,173 @@ def environment(*args):
         yield
     finally:
         apply(saved)
+
+
+# ---- MXNet's helpers for optimizer comparisons, downloads and the environment ----
+
+
+def default_dtype():
+    """The dtype MXNet's tests create their data in: float32."""
+    return np.float32
+
+
+def get_etol(etol=None):
+    """The share of elements allowed to differ: ``etol``, else 0."""
+    return 0 if etol is None else etol
+
+
+def assert_almost_equal_with_err(a, b, rtol=None, atol=None, etol=None, names=('a', 'b'),
+                                 equal_nan=False):
+    """Like ``assert_almost_equal``, but up to a share ``etol`` of elements may differ.
+
+    Meant for results that are right almost everywhere by construction (e.g. values
+    rounded at a boundary); with ``etol`` 0 or None every element must agree.
+    """
+    etol = get_etol(etol)
+    if etol <= 0:
+        assert_almost_equal(a, b, rtol=rtol, atol=atol, names=names, equal_nan=equal_nan)
+        return
+    a, b = _as_numpy(a), _as_numpy(b)
+    rtol, atol = _tolerances(a, b, rtol, atol)
+    close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    share = 1.0 - np.count_nonzero(close) / max(close.size, 1)
+    if share > etol:
+        idx = tuple(int(i) for i in np.argwhere(~close)[0])
+        raise AssertionError(
+            '%.4g%% of the elements differ (rtol=%g, atol=%g), more than the %.4g%% allowed '
+            '(etol=%g); first at index %s: %s=%s, %s=%s'
+            % (100 * share, rtol, atol, 100 * etol, etol, idx, names[0], a[idx], names[1],
+               b[idx]))
+
+
+def set_env_var(key, val, default_val=''):
+    """Set environment variable ``key`` to ``val``; return its previous value.
+
+    ``default_val`` is returned when it was unset. ``environment()`` restores the old
+    value by itself and is the better choice in new code.
+    """
+    prev_val = os.environ.get(key, default_val)
+    os.environ[key] = val
+    return prev_val
+
+
+@contextlib.contextmanager
+def discard_stderr():
+    """Discard everything written to standard error in the block.
+
+    Both ``sys.stderr`` and file descriptor 2 go to the null device, so messages of
+    native code and child processes are discarded too; both are restored afterwards.
+    """
+    try:
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, 'w') as bit_bucket:
+            os.dup2(bit_bucket.fileno(), 2)
+            try:
+                with contextlib.redirect_stderr(bit_bucket):
+                    yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
+def download(url, fname=None, dirname=None, overwrite=False, retries=5):
+    """Download ``url`` and return the file's path (MXNet's ``test_utils.download``).
+
+    Parameters
+    ----------
+    url : str
+    fname : str, optional
+        File name; the last part of the URL by default.
+    dirname : str, optional
+        Folder for ``fname`` (created when missing); ``fname``'s own folder otherwise.
+    overwrite : bool, default False
+        Download even when the file exists.
+    retries : int, default 5
+        Attempts after the first one when the network fails.
+
+    The transfer is ``gluon.utils.download``'s (atomic write, retries with back-off);
+    pass a ``sha1_hash`` there to verify the content.
+    """
+    if not isinstance(retries, int) or retries < 0:
+        raise ValueError('download: retries must be an int >= 0, got %r' % (retries,))
+    if fname is None:
+        fname = url.split('/')[-1]
+    if dirname is not None:
+        fname = os.path.join(dirname, fname)
+    if not fname or fname.endswith(os.sep):
+        raise ValueError('download: cannot derive a file name from the URL %r; pass fname=' % url)
+    return _gluon_download(url, path=fname, overwrite=overwrite, retries=retries)
+
+
+def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):
+    """Assert that two optimizer states (NDArrays, nested tuples of them, or None) agree.
+
+    A None on either side is not compared, as in MXNet.
+    """
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, tuple):
+        for s1, s2 in zip(t1, t2):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+    else:
+        assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+def _dense_only(stype, what):
+    if stype != 'default':
+        raise MXNetError('compare_optimizer: %s=%r needs sparse storage, which minigluon does '
+                         "not have; use 'default'" % (what, stype))
+
+
+def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='default',
+                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
+    """Run one update of ``opt1`` and ``opt2`` on the same random weight and gradient and
+    assert that states and weights agree.
+
+    Parameters
+    ----------
+    opt1, opt2 : Optimizer
+        Typically a reference implementation and the optimizer under test.
+    shape : tuple or list of tuples
+        One weight's shape; a list compares ``opt1`` updating each weight alone with
+        ``opt2`` updating all ``ntensors`` of them in one call (list indices).
+    dtype : numpy dtype
+    w_stype, g_stype : str
+        Storage types; only 'default' (dense) exists in minigluon.
+    """
+    _dense_only(w_stype, 'w_stype')
+    _dense_only(g_stype, 'g_stype')
+    ctx = default_context()
+    if not isinstance(shape, list):
+        assert ntensors == 1, 'one shape means one tensor'
+        w2 = _random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        w1 = w2.copyto(ctx)
+        g2 = _random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        g1 = g2.copyto(ctx)
+        state1 = opt1.create_state_multi_precision(0, w1)
+        state2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1, g1, state1)
+        opt2.update_multi_precision(0, w2, g2, state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
+    w1 = tuple(_random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    g1 = tuple(_random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    w2 = tuple(w.copy() for w in w1)
+    g2 = tuple(g.copy() for g in g1)
+    state2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, state2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)

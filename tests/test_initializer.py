@@ -124,3 +124,64 @@ def test_float16_and_float64_targets_take_the_values():
         arr = nd.zeros((4, 4), dtype=dtype)
         mx.init.Constant(0.5)('w.weight', arr)
         assert arr.dtype == np.dtype(dtype) and (arr.asnumpy() == 0.5).all()
+
+
+def test_bilinear_makes_upsampling_kernels():
+    w = nd.zeros((2, 3, 4, 4))
+    mx.init.Bilinear()._init_weight('up.weight', w)
+    k = np.array([0.25, 0.75, 0.75, 0.25])
+    for out in range(2):
+        for inp in range(3):
+            np.testing.assert_array_equal(w.asnumpy()[out, inp], np.outer(k, k))
+    odd = nd.zeros((1, 1, 3, 3))   # f = 2, c = 0.75: taps 1 - |x/2 - 0.75|
+    mx.init.Bilinear()._init_weight('up.weight', odd)
+    np.testing.assert_allclose(odd.asnumpy()[0, 0], np.outer([.25, .75, .75], [.25, .75, .75]))
+    with pytest.raises(mx.MXNetError, match='4-d'):
+        mx.init.Bilinear()._init_weight('up.weight', nd.zeros((4, 4)))
+
+
+def test_lstm_bias_sets_only_the_forget_gate():
+    b = nd.ones((12,))
+    mx.init.LSTMBias(forget_bias=2.0)(mx.init.InitDesc('lstm.i2h_bias',
+                                                       {'__init__': mx.init.LSTMBias(2.0)}), b)
+    np.testing.assert_array_equal(b.asnumpy(), [0] * 3 + [2] * 3 + [0] * 6)
+    assert mx.init.LSTMBias(2.0).dumps() == '["lstmbias", {"forget_bias": 2.0}]'
+
+
+def test_constant_with_an_array_dumps_it_as_a_list():
+    init = mx.init.Constant(nd.array([[1, 2], [3, 4]]))
+    assert init.dumps() == '["constant", {"value": [[1.0, 2.0], [3.0, 4.0]]}]'
+    assert mx.init.Constant(np.arange(3)).dumps() == '["constant", {"value": [0, 1, 2]}]'
+    assert mx.init.Constant(1).dumps() == '["constant", {"value": 1}]'
+    # and the dump creates the same initializer again
+    clone = mx.init.create(init.dumps())
+    assert (_filled(clone, (2, 2)) == [[1, 2], [3, 4]]).all()
+    with pytest.raises(mx.MXNetError, match='dumps'):
+        mx.init.create('["constant", 3')
+
+
+def test_a_subclass_may_override_the_rule_for_each_suffix():
+    class BiasOne(mx.init.Uniform):
+        def _init_bias(self, _, arr):
+            arr[:] = 1
+
+    b = nd.zeros((3,))
+    BiasOne()('dense0_bias', b)
+    assert (b.asnumpy() == 1).all()
+    mean = nd.ones((3,))
+    BiasOne()('bn_moving_mean', mean)
+    assert (mean.asnumpy() == 0).all()
+
+
+def test_load_initializes_from_arrays_and_falls_back(tmp_path):
+    fname = str(tmp_path / 'init.params')
+    nd.save(fname, {'arg:fc_weight': nd.array([[1.0, 2.0]]), 'aux:bn_moving_var': nd.ones((2,))})
+    init = mx.init.Load(fname, default_init=mx.init.Zero())
+    w, b = nd.zeros((1, 2)), nd.ones((2,))
+    init('fc_weight', w)
+    init('fc_bias', b)
+    assert (w.asnumpy() == [[1, 2]]).all() and (b.asnumpy() == 0).all()
+    with pytest.raises(mx.MXNetError, match='shape mismatch'):
+        init('fc_weight', nd.zeros((2, 2)))
+    with pytest.raises(mx.MXNetError, match='no default_init'):
+        mx.init.Load({'a': nd.zeros((1,))})('b', nd.zeros((1,)))

@@ -307,7 +307,7 @@ def test_custom_metric_and_np():
     ('mae', metric.MAE), ('mse', metric.MSE), ('RMSE', metric.RMSE),
     ('ce', metric.CrossEntropy), ('nll_loss', metric.NegativeLogLikelihood),
     ('perplexity', metric.Perplexity), ('pearsonr', metric.PearsonCorrelation),
-    ('loss', metric.Loss), ('composite', metric.CompositeEvalMetric),
+    ('loss', metric.Loss), ('composite', metric.CompositeEvalMetric), ('pcc', metric.PCC),
 ])
 def test_create_by_name(name, cls):
     assert type(metric.create(name)) is cls
@@ -361,3 +361,81 @@ def test_register_and_alias():
         del metric._REGISTRY['alwaysonetest'], metric._REGISTRY['always_one_test']
     with pytest.raises(ValueError, match='expects an EvalMetric subclass'):
         metric.register(dict)
+
+
+def test_create_from_a_json_config_string():
+    acc = metric.create(json.dumps(metric.Accuracy(axis=0).get_config()))
+    assert type(acc) is metric.Accuracy and acc.axis == 0
+    assert acc.get_config() == metric.Accuracy(axis=0).get_config()
+    comp = metric.create(json.dumps(metric.create(['acc', 'f1']).get_config()))
+    assert [type(m) for m in comp.metrics] == [metric.Accuracy, metric.F1]
+    assert metric.create('["top_k_accuracy", {"top_k": 2}]').top_k == 2
+    with pytest.raises(ValueError, match='takes no other arguments'):
+        metric.create('{"metric": "acc"}', axis=0)
+    with pytest.raises(ValueError, match='cannot read metric config'):
+        metric.create('{"metric": ')
+    with pytest.raises(ValueError, match=r'\["name", \{kwargs\}\]'):
+        metric.create('["acc"]')
+
+
+def _confusion_batch(cm):
+    """Labels and one-hot predictions whose confusion matrix (label, pred) is ``cm``."""
+    labels, preds = [], []
+    for i, row in enumerate(cm):
+        for j, count in enumerate(row):
+            labels += [i] * count
+            preds += [np.eye(len(cm))[j]] * count
+    return _nd(labels), _nd(np.array(preds))
+
+
+def _pcc_reference(cm):
+    """The K-class Pearson correlation straight from its definition over the matrix."""
+    c = np.asarray(cm, dtype=np.float64)
+    k = len(c)
+    num = sum(c[a, a] * c[b, m] - c[a, b] * c[m, a]
+              for a in range(k) for b in range(k) for m in range(k))
+    rows, cols = c.sum(axis=1), c.sum(axis=0)
+    den_x = sum(rows[a] * (c.sum() - rows[a]) for a in range(k))
+    den_y = sum(cols[a] * (c.sum() - cols[a]) for a in range(k))
+    return num / math.sqrt(den_x * den_y)
+
+
+def test_pcc_matches_its_definition_and_mcc_for_two_classes():
+    labels, preds = _confusion_batch([[7, 3], [2, 5]])
+    pcc, mcc = metric.PCC(), metric.MCC(average='micro')
+    pcc.update([labels], [preds])
+    mcc.update([labels], [preds])
+    assert pcc.get()[1] == pytest.approx(mcc.get()[1], rel=1e-12)
+    assert pcc.get()[1] == pytest.approx(_pcc_reference([[7, 3], [2, 5]]), rel=1e-12)
+    cm = [[23, 13, 3], [7, 19, 11], [2, 5, 17]]
+    labels, preds = _confusion_batch(cm)
+    pcc.reset()
+    pcc.update([labels], [preds])
+    assert pcc.k == 3 and pcc.get() == ('pcc', pytest.approx(_pcc_reference(cm), rel=1e-12))
+    # predicted classes instead of scores, one sample per update in reverse order: same
+    one_by_one = metric.PCC()
+    for lab, cls in reversed(list(zip(labels.asnumpy(), preds.asnumpy().argmax(axis=1)))):
+        one_by_one.update(_nd([lab]), _nd([cls]))
+    assert one_by_one.get()[1] == pcc.get()[1]
+
+
+def test_pcc_local_and_global_and_errors():
+    m = metric.PCC()
+    assert math.isnan(m.get()[1])
+    labels, preds = _confusion_batch([[3, 1], [1, 3]])
+    m.update(labels, preds)
+    m.reset_local()
+    assert math.isnan(m.get()[1]) and m.get_global()[1] == pytest.approx(0.5)
+    assert m.get_config() == {'metric': 'PCC', 'name': 'pcc', 'output_names': None,
+                              'label_names': None}
+    with pytest.raises(ValueError, match='>= 0'):
+        m.update(_nd([-1, 0]), _nd([0, 1]))
+
+
+def test_nll_is_computed_in_the_predictions_precision():
+    """As MXNet: float32 probabilities give exactly the float32 result."""
+    probs = np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], dtype=np.float32)
+    m = metric.create('nll_loss')
+    m.update([_nd([2, 1])], [_nd(probs)])
+    expected = -(np.log(probs[0, 2]) + np.log(probs[1, 1])) / 2   # float32 arithmetic
+    assert expected.dtype == np.float32 and m.get()[1] == expected

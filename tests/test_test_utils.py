@@ -66,3 +66,88 @@ def test_check_numeric_gradient_catches_a_wrong_backward():
 def test_check_numeric_gradient_named_inputs_and_grad_nodes():
     loc = {'x': np.array([1.0, 2.0]), 'idx': np.array([1.0, 0.0])}
     test_utils.check_numeric_gradient(lambda x, idx: nd.take(x, idx) * x, loc, grad_nodes=['x'])
+
+
+# ---- optimizer comparisons, downloads, stderr and environment helpers ----------------
+
+class _SGDOffByOnePercent(mx.optimizer.SGD):
+    def step(self, xp, weight, grad, state, lr, wd, t):
+        super().step(xp, weight, grad, state, lr * 1.01, wd, t)
+
+
+def test_compare_optimizer_accepts_equal_and_catches_different_updates():
+    test_utils.compare_optimizer(mx.optimizer.SGD(momentum=0.9), mx.optimizer.SGD(momentum=0.9),
+                                 (3, 4), np.float32)
+    with pytest.raises(AssertionError):
+        test_utils.compare_optimizer(mx.optimizer.SGD(momentum=0.9, learning_rate=1.0),
+                                     _SGDOffByOnePercent(momentum=0.9, learning_rate=1.0),
+                                     (3, 4), np.float32)
+    # a list of shapes: the second optimizer updates them all in one call
+    test_utils.compare_optimizer(mx.optimizer.Adam(), mx.optimizer.Adam(), [(2, 3), (4,)],
+                                 np.float64, ntensors=2)
+    with pytest.raises(mx.MXNetError, match='sparse'):
+        test_utils.compare_optimizer(mx.optimizer.SGD(), mx.optimizer.SGD(), (2, 2), np.float32,
+                                     g_stype='row_sparse')
+
+
+def test_compare_ndarray_tuple_skips_none_and_compares_nested():
+    a = (None, (nd.array([1.0]), nd.array([2.0])))
+    test_utils.compare_ndarray_tuple(a, (nd.array([5.0]), (nd.array([1.0]), nd.array([2.0]))))
+    test_utils.compare_ndarray_tuple(None, nd.array([3.0]))
+    with pytest.raises(AssertionError):
+        test_utils.compare_ndarray_tuple(a, (None, (nd.array([1.0]), nd.array([2.5]))))
+
+
+def test_assert_almost_equal_with_err_allows_a_share_of_mismatches():
+    a, b = np.zeros(100), np.zeros(100)
+    b[:3] = 1.0
+    test_utils.assert_almost_equal_with_err(a, b, etol=0.05)
+    with pytest.raises(AssertionError, match='3% of the elements differ'):
+        test_utils.assert_almost_equal_with_err(a, b, etol=0.02)
+    with pytest.raises(AssertionError):   # etol 0 (the default): every element must agree
+        test_utils.assert_almost_equal_with_err(a, b)
+    assert test_utils.get_etol() == 0 and test_utils.get_etol(0.1) == 0.1
+    assert test_utils.default_dtype() == np.float32
+
+
+def test_download_to_fname_or_dirname_and_skip_existing(tmp_path, http_server):
+    served = tmp_path / 'served'
+    served.mkdir()
+    (served / 'data.txt').write_bytes(b'x' * 500)
+    server = http_server(served)
+    out = tmp_path / 'out'
+    path = test_utils.download(server.url + 'data.txt', dirname=str(out))
+    assert path == str(out / 'data.txt') and (out / 'data.txt').read_bytes() == b'x' * 500
+    (out / 'data.txt').write_bytes(b'local')
+    assert test_utils.download(server.url + 'data.txt', fname=path) == path
+    assert (out / 'data.txt').read_bytes() == b'local' and server.requests == 1
+    test_utils.download(server.url + 'data.txt', fname=path, overwrite=True)
+    assert (out / 'data.txt').read_bytes() == b'x' * 500 and server.requests == 2
+
+
+def test_download_retries_then_raises(tmp_path, closed_port_url, monkeypatch):
+    monkeypatch.setattr(mx.gluon.utils, 'RETRY_DELAY_S', 0.0)
+    with pytest.raises(mx.MXNetError, match='after 2 attempt'):
+        test_utils.download(closed_port_url + 'f.bin', dirname=str(tmp_path), retries=1)
+    assert not (tmp_path / 'f.bin').exists()
+    with pytest.raises(ValueError, match='retries'):
+        test_utils.download(closed_port_url + 'f.bin', retries=-1)
+
+
+def test_discard_stderr_silences_file_descriptor_2(capfd):
+    import os
+    import sys
+    with test_utils.discard_stderr():
+        os.write(2, b'native noise\n')
+        print('python noise', file=sys.stderr)
+    os.write(2, b'after\n')
+    err = capfd.readouterr().err
+    assert 'noise' not in err and 'after' in err
+
+
+def test_set_env_var_returns_the_previous_value(monkeypatch):
+    monkeypatch.delenv('MINIGLUON_TEST_VAR', raising=False)
+    assert test_utils.set_env_var('MINIGLUON_TEST_VAR', '1', default_val='unset') == 'unset'
+    assert test_utils.set_env_var('MINIGLUON_TEST_VAR', '2') == '1'
+    import os
+    assert os.environ['MINIGLUON_TEST_VAR'] == '2'

@@ -1,6 +1,6 @@
 """``mx.optimizer``: the Optimizer base, one module per algorithm, and the Updater."""
 from .optimizer import Optimizer, create, register, registered
-from .sgd import SGD
+from .sgd import SGD, ccSGD
 from .nag import NAG
 from .adam import Adam
 from .adamw import AdamW
@@ -12,8 +12,13 @@ from .nadam import Nadam
 from .signum import Signum
 from .lamb import LAMB
 from .ftml import FTML
+from .ftrl import Ftrl
+from .sgld import SGLD
+from .dcasgd import DCASGD
+from .lbsgd import LBSGD
+from .test import Test
 from .updater import Updater, get_updater
 
 __all__ = ['Optimizer', 'create', 'register', 'registered', 'get_updater', 'Updater', 'SGD', 'NAG',
            'Adam', 'AdamW', 'RMSProp', 'AdaGrad', 'AdaDelta', 'Adamax', 'Nadam', 'Signum', 'LAMB',
-           'FTML']
+           'FTML', 'Ftrl', 'SGLD', 'DCASGD', 'LBSGD', 'Test', 'ccSGD']

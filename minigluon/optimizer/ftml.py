@@ -18,10 +18,10 @@ def ftml_update(xp, weight, grad, d_prev, v, z, lr, wd, t, beta1, beta2, epsilon
 
 @register
 class FTML(Optimizer):
-    """FTML with MXNet's defaults (learning_rate 0.0025, beta1 0.6, beta2 0.999)."""
+    """FTML with MXNet 1.x's defaults (learning_rate 0.01, beta1 0.6, beta2 0.999)."""
     hyperparameters = ('beta1', 'beta2', 'epsilon')
 
-    def __init__(self, learning_rate=0.0025, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+    def __init__(self, learning_rate=0.01, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
 

@@ -7,6 +7,8 @@ parameter servers of the distributed store run the very same classes, rebuilt fr
 ``to_config()`` (registry name + JSON hyper-parameters), so workers and servers
 cannot drift apart and nothing is pickled.
 """
+import warnings
+
 import numpy as np
 
 from ..base import MXNetError
@@ -53,86 +55,130 @@ class Optimizer:
 
     Parameters
     ----------
-    learning_rate : float, default 0.01
-    wd : float, default 0.0
-        L2 weight decay, scaled per parameter by its ``wd_mult``.
     rescale_grad : float, default 1.0
         Gradients are multiplied by this first (the Trainer sets ``1 / batch_size``).
+    param_idx2name : dict of int -> str, optional
+        Names of parameter indices: ``lr_mult``/``wd_mult`` may then be keyed by name,
+        and parameters whose name ends neither in ``_weight`` nor ``_gamma`` get no
+        weight decay (MXNet's rule).
+    wd : float, default 0.0
+        L2 weight decay, scaled per parameter by its ``wd_mult``.
     clip_gradient : float, optional
         Clip the rescaled gradient to ``[-clip_gradient, clip_gradient]``.
+    learning_rate : float, optional
+        The learning rate; with an ``lr_scheduler`` it replaces the scheduler's
+        ``base_lr``. 0.01 when neither is given.
     lr_scheduler : LRScheduler, optional
-        Gives the learning rate from the update count; its ``base_lr`` is set here.
+        Gives the learning rate from the update count.
+    sym : None
+        Accepted for MXNet's signature; minigluon has no symbols.
+    begin_num_update : int, default 0
     multi_precision : bool, default False
         Keep a float32 master copy of float16 weights and update that.
-    begin_num_update : int, default 0
     param_dict : dict of index -> Parameter, optional
         Source of per-parameter ``lr_mult``/``wd_mult`` (the Trainer passes it).
     """
     # Constructor arguments that hold hyper-parameters (subclasses extend this).
     hyperparameters = ()
+    # Where the float32 master copy of a float16 weight sits in the state MXNet builds:
+    # (master, state) for most optimizers, (state, master) for the SGD family.
+    master_copy_first = True
 
     def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
                  learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
                  multi_precision=False, param_dict=None):
         self.rescale_grad = rescale_grad
-        self.lr = 0.01 if learning_rate is None else learning_rate
         self.lr_scheduler = lr_scheduler
-        if lr_scheduler is not None:
-            lr_scheduler.base_lr = self.lr
+        if lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        self.lr = learning_rate
+        if lr_scheduler is not None and learning_rate is not None \
+                and lr_scheduler.base_lr != learning_rate:
+            warnings.warn('learning rate from ``lr_scheduler`` has been overwritten by '
+                          '``learning_rate`` in optimizer.', UserWarning, stacklevel=2)
+            lr_scheduler.base_lr = learning_rate
         self.wd = wd
         self.clip_gradient = clip_gradient
         self.multi_precision = multi_precision
         self.begin_num_update = begin_num_update
         self.num_update = begin_num_update
         self._index_update_count = {}
+        self.aggregate_num = 0   # MXNet's fused multi-weight kernels; updates here are per weight
+        if param_idx2name is not None and not isinstance(param_idx2name, dict):
+            raise MXNetError('param_idx2name must be a dict of parameter indices to names, '
+                             'got %s' % type(param_idx2name).__name__)
         self.idx2name = dict(param_idx2name or {})
         self.param_dict = dict(param_dict or {})
-        self.lr_mult = {}
-        self.wd_mult = {}
+        self.set_lr_mult({})
+        self.set_wd_mult({})
 
     # ---- registry ------------------------------------------------------------------
     register = staticmethod(register)
     create_optimizer = staticmethod(create)
 
-    # ---- learning rate ---------------------------------------------------------------
+    # ---- learning rate and multipliers ----------------------------------------------
     @property
     def learning_rate(self):
+        """The current learning rate: the scheduler's at ``num_update``, else ``lr``."""
         if self.lr_scheduler is not None:
             return self.lr_scheduler(self.num_update)
         return self.lr
 
     def set_learning_rate(self, lr):
+        """Set the learning rate; raises UserWarning when an lr_scheduler decides it."""
         if self.lr_scheduler is not None:
-            raise MXNetError('set_learning_rate: this optimizer has an lr_scheduler, which '
-                             'decides the rate; change the scheduler instead')
+            raise UserWarning('LRScheduler of the optimizer has already been defined. Note '
+                              'that set_learning_rate can mutate the value of the learning '
+                              'rate of the optimizer only when the LRScheduler of the '
+                              'optimizer is undefined.')
         self.lr = lr
 
     def set_lr_mult(self, args_lr_mult):
+        """Per-parameter learning-rate multipliers, keyed by index or name."""
         self.lr_mult = dict(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult):
-        self.wd_mult = dict(args_wd_mult)
+        """Per-parameter weight-decay multipliers, keyed by index or name.
 
-    def _mult(self, index, table, attr):
-        if index in self.param_dict:
-            return getattr(self.param_dict[index], attr)
-        if index in table:
-            return table[index]
-        name = self.idx2name.get(index)
-        return table.get(name, 1.0) if name is not None else 1.0
+        Named parameters (``param_idx2name``) other than ``*_weight``/``*_gamma`` get 0
+        unless ``args_wd_mult`` says otherwise: biases and BatchNorm betas are not decayed.
+        """
+        self.wd_mult = {name: 0.0 for name in self.idx2name.values()
+                        if not (name.endswith('_weight') or name.endswith('_gamma'))}
+        self.wd_mult.update(args_wd_mult)
+
+    def _mults(self, indices, table, attr):
+        out = []
+        for index in indices:
+            if index in self.param_dict:
+                out.append(getattr(self.param_dict[index], attr))
+            elif index in table:
+                out.append(table[index])
+            elif index in self.idx2name:
+                out.append(table.get(self.idx2name[index], 1.0))
+            else:
+                out.append(1.0)
+        return out
+
+    def _get_lrs(self, indices):
+        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        return [lr * m for m in self._mults(indices, self.lr_mult, 'lr_mult')]
+
+    def _get_wds(self, indices):
+        return [self.wd * m for m in self._mults(indices, self.wd_mult, 'wd_mult')]
 
     def _get_lr(self, index):
-        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
-        return lr * self._mult(index, self.lr_mult, 'lr_mult')
+        return self._get_lrs([index])[0]
 
     def _get_wd(self, index):
-        return self.wd * self._mult(index, self.wd_mult, 'wd_mult')
+        return self._get_wds([index])[0]
 
     def _update_count(self, index):
-        count = self._index_update_count.get(index, self.begin_num_update) + 1
-        self._index_update_count[index] = count
-        self.num_update = max(count, self.num_update)
-        return count
+        """Count one more update of ``index`` (or of each index of a list)."""
+        for idx in index if isinstance(index, (list, tuple)) else [index]:
+            count = self._index_update_count.get(idx, self.begin_num_update) + 1
+            self._index_update_count[idx] = count
+            self.num_update = max(count, self.num_update)
 
     # ---- states and updates ------------------------------------------------------------
     def create_state(self, index, weight):
@@ -143,25 +189,50 @@ class Optimizer:
         xp = weight.context.xp
         return NDArray(xp.zeros(weight.shape, dtype=dtype or weight._data.dtype), weight.context)
 
+    def _uses_master_copy(self, weight):
+        return self.multi_precision and weight._data.dtype == np.float16
+
     def create_state_multi_precision(self, index, weight):
-        if self.multi_precision and weight._data.dtype == np.float16:
+        """``create_state``, plus a float32 master copy of a float16 weight when
+        ``multi_precision`` is set."""
+        if self._uses_master_copy(weight):
             master = NDArray(weight._data.astype(np.float32), weight.context)
-            return (master, self.create_state(index, master))
+            state = self.create_state(index, master)
+            return (master, state) if self.master_copy_first else (state, master)
+        if weight._data.dtype == np.float16:
+            warnings.warn('Accumulating with float16 in optimizer can lead to poor accuracy or '
+                          'slow convergence. Consider using multi_precision=True option of the '
+                          '%s optimizer' % type(self).__name__, stacklevel=2)
         return self.create_state(index, weight)
 
     def update(self, index, weight, grad, state):
-        """Update NDArray ``weight`` in place from ``grad`` and ``state``."""
-        t = self._update_count(index)
+        """Update NDArray ``weight`` in place from ``grad`` and ``state``.
+
+        ``index`` may be a list (with lists of weights, gradients and states): each
+        parameter is then updated in turn.
+        """
+        if isinstance(index, (list, tuple)):
+            for args in zip(index, weight, grad, state):
+                self.update(*args)
+            return
+        self._update_count(index)
+        t = self._index_update_count[index]
         lr, wd = self._get_lr(index), self._get_wd(index)
         ctx = weight.context
-        raw_state = _raw(state)
         with ctx.device():
-            self.step(ctx.xp, weight._data, grad._data, raw_state, lr, wd, t)
+            self.step(ctx.xp, weight._data, grad._data, _raw(state), lr, wd, t)
 
     def update_multi_precision(self, index, weight, grad, state):
-        if self.multi_precision and weight._data.dtype == np.float16:
-            master, inner = state
-            self.update(index, master, NDArray(grad._data.astype(np.float32), grad.context), inner)
+        """``update``, through the float32 master copy for float16 weights when
+        ``multi_precision`` is set."""
+        if isinstance(index, (list, tuple)):
+            for args in zip(index, weight, grad, state):
+                self.update_multi_precision(*args)
+            return
+        if self._uses_master_copy(weight):
+            master, inner = state if self.master_copy_first else (state[1], state[0])
+            self.update(index, master, NDArray(grad._data.astype(np.float32), grad.context),
+                        inner)
             weight._data[...] = master._data
         else:
             self.update(index, weight, grad, state)

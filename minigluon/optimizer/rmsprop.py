@@ -40,7 +40,7 @@ class RMSProp(Optimizer):
     def create_state(self, index, weight):
         if self.centered:
             return (self._zeros_like(weight), self._zeros_like(weight), self._zeros_like(weight))
-        return self._zeros_like(weight)
+        return (self._zeros_like(weight),)  # a 1-tuple, as MXNet's
 
     def step(self, xp, weight, grad, state, lr, wd, t):
         if self.centered:
@@ -48,5 +48,6 @@ class RMSProp(Optimizer):
                                self.gamma1, self.gamma2, self.epsilon, self.rescale_grad,
                                self.clip_gradient, self.clip_weights)
         else:
-            rmsprop_update(xp, weight, grad, state, lr, wd, self.gamma1, self.epsilon,
+            n = state[0] if isinstance(state, tuple) else state  # bare array: older saves
+            rmsprop_update(xp, weight, grad, n, lr, wd, self.gamma1, self.epsilon,
                            self.rescale_grad, self.clip_gradient, self.clip_weights)

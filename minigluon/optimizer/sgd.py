@@ -3,23 +3,32 @@ from .optimizer import Optimizer, prepared_grad, register
 
 
 def sgd_update(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradient):
-    """``mom = momentum*mom - lr*(g + wd*w); w += mom`` (plain ``w -= lr*(g + wd*w)``
-    without momentum), with ``g = clip(rescale_grad * grad)``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient, wd)
+    """``mom = momentum*mom - lr*wd*w - lr*g; w += mom`` (plain ``w = (1-lr*wd)*w - lr*g``
+    without momentum), with ``g = clip(rescale_grad * grad)``: unlike Adam's, MXNet's
+    SGD kernels clip the gradient before weight decay is added."""
+    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
     if mom is None:
+        g += wd * weight
         weight -= lr * g
     else:
         mom *= momentum
+        mom -= lr * wd * weight
         mom -= lr * g
         weight += mom
 
 
 @register
 class SGD(Optimizer):
-    """Stochastic gradient descent, with momentum when ``momentum > 0``."""
-    hyperparameters = ('momentum', 'lazy_update')
+    """Stochastic gradient descent, with momentum when ``momentum > 0``.
 
-    def __init__(self, momentum=0.0, lazy_update=False, **kwargs):
+    With ``multi_precision`` a float16 weight's state is ``(momentum, float32 master)``,
+    MXNet's order for this optimizer. ``lazy_update`` matters only for sparse gradients,
+    which minigluon does not have.
+    """
+    hyperparameters = ('momentum', 'lazy_update')
+    master_copy_first = False
+
+    def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
         self.momentum = momentum
         self.lazy_update = lazy_update
@@ -30,3 +39,8 @@ class SGD(Optimizer):
     def step(self, xp, weight, grad, state, lr, wd, t):
         sgd_update(xp, weight, grad, state, lr, wd, self.momentum, self.rescale_grad,
                    self.clip_gradient)
+
+
+@register
+class ccSGD(SGD):  # noqa: N801  (MXNet's name)
+    """Deprecated in MXNet: the same as :class:`SGD`."""

@@ -3,16 +3,20 @@ from .optimizer import Optimizer, prepared_grad, register
 
 
 def signum_update(xp, weight, grad, mom, lr, wd, momentum, wd_lh, rescale_grad, clip_gradient):
-    """``mom = momentum*mom - (1-momentum)*(g + wd*w); w = (1-lr*wd_lh)*w + lr*sign(mom)``;
-    without momentum ``w = (1-lr*wd_lh)*w - lr*sign(g + wd*w)``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient, wd)
-    if wd_lh:
-        weight *= 1 - lr * wd_lh
+    """``mom = momentum*mom - (1-momentum)*(wd*w + clip(rescale*grad));
+    w = (1-lr*wd_lh)*w + lr*sign(mom)``; without momentum (signSGD)
+    ``w = (1-lr*(wd+wd_lh))*w - lr*sign(grad)``, MXNet's kernels."""
     if mom is None:
-        weight -= lr * xp.sign(g)
+        sign = xp.sign(grad)
+        weight *= 1 - lr * (wd + wd_lh)
+        weight -= lr * sign
         return
+    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
+    g += wd * weight
     mom *= momentum
     mom -= (1 - momentum) * g
+    if wd_lh:
+        weight *= 1 - lr * wd_lh
     weight += lr * xp.sign(mom)
 
 

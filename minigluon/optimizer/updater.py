@@ -59,7 +59,10 @@ def _unflatten(spec, arrays, ctx):
 
 
 class Updater:
-    """Call as ``updater(index, grad, weight)``: creates the state on first use."""
+    """Call as ``updater(index, grad, weight)``: creates the state on first use.
+
+    ``index``, ``grad`` and ``weight`` may be lists, updating several keys in one call.
+    """
 
     def __init__(self, optimizer):
         if not isinstance(optimizer, Optimizer):
@@ -82,6 +85,10 @@ class Updater:
         self.optimizer = optimizer
 
     def __call__(self, index, grad, weight):
+        if isinstance(index, (list, tuple)):  # several keys at once, as MXNet's kvstore passes
+            for args in zip(index, grad, weight):
+                self(*args)
+            return
         state = self.states.get(index)
         if index not in self.states:
             state = self.states[index] = self.optimizer.create_state_multi_precision(index, weight)

@@ -26,9 +26,10 @@ def _g(grad, w, wd, clip=CLIP):
 
 
 def ref_sgd(w, grads, lr, wd, momentum=0.0):
+    """MXNet's sgd kernels clip before adding weight decay."""
     mom = np.zeros_like(w)
     for grad in grads:
-        g = _g(grad, w, wd)
+        g = _g(grad, w, 0.0) + wd * w
         if momentum:
             mom = momentum * mom - lr * g
             w = w + mom
@@ -38,6 +39,7 @@ def ref_sgd(w, grads, lr, wd, momentum=0.0):
 
 
 def ref_nag(w, grads, lr, wd, momentum):
+    """Sutskever's form: look ahead along the momentum."""
     mom = np.zeros_like(w)
     for grad in grads:
         g = np.clip(grad * RESCALE, -CLIP, CLIP) + wd * w
@@ -134,7 +136,7 @@ def ref_nadam(w, grads, lr, wd, beta1=0.9, beta2=0.999, eps=1e-8, decay=0.004):
 def ref_signum(w, grads, lr, wd, momentum=0.9, wd_lh=0.05):
     mom = np.zeros_like(w)
     for grad in grads:
-        g = _g(grad, w, wd)
+        g = _g(grad, w, 0.0) + wd * w   # clipped before weight decay, as MXNet's kernel
         mom = momentum * mom - (1 - momentum) * g
         w = (1 - lr * wd_lh) * w + lr * np.sign(mom)
     return w
@@ -163,6 +165,47 @@ def ref_ftml(w, grads, lr, wd, beta1=0.6, beta2=0.999, eps=1e-8):
     return w
 
 
+def ref_ftrl(w, grads, lr, wd, lamda1=0.01, beta=1.0):
+    z, n = np.zeros_like(w), np.zeros_like(w)
+    for grad in grads:
+        g = _g(grad, w, 0.0)
+        z = z + g - (np.sqrt(n + g * g) - np.sqrt(n)) * w / lr
+        n = n + g * g
+        w = (np.sign(z) * lamda1 - z) / ((beta + np.sqrt(n)) / lr + wd) * (np.abs(z) > lamda1)
+    return w
+
+
+def ref_dcasgd(w, grads, lr, wd, momentum=0.9, lamda=0.04):
+    mom, prev = np.zeros_like(w), w.copy()
+    for grad in grads:
+        g = _g(grad, w, 0.0)
+        mom = momentum * mom - lr * (g + wd * w + lamda * g * g * (w - prev))
+        prev = w
+        w = w + mom
+    return w
+
+
+def ref_lbsgd(w, grads, lr, wd, momentum=0.9, batch_scale=2, warmup_updates=4):
+    """Mean of each ``batch_scale`` gradients, lr warmed up linearly to lr*batch_scale."""
+    mom, total = np.zeros_like(w), None
+    for count, grad in enumerate(grads, 1):
+        total = grad if total is None else total + grad
+        if count % batch_scale:
+            continue
+        mult = batch_scale if count >= warmup_updates else \
+            1 + (batch_scale - 1) * count / warmup_updates
+        g = _g(total / batch_scale, w, 0.0) + wd * w
+        mom = momentum * mom - lr * mult * g
+        w = w + mom
+        total = None
+    return w
+
+
+def ref_test(w, grads, lr, wd):
+    """MXNet's Test optimizer ignores lr, wd and clipping."""
+    return w + sum(grads) * RESCALE
+
+
 CASES = [
     ('sgd', dict(learning_rate=0.1), ref_sgd, {}),
     ('sgd', dict(learning_rate=0.1, momentum=0.9), ref_sgd, dict(momentum=0.9)),
@@ -178,6 +221,14 @@ CASES = [
     ('signum', dict(learning_rate=0.01, momentum=0.9, wd_lh=0.05), ref_signum, {}),
     ('lamb', dict(learning_rate=0.01), ref_lamb, {}),
     ('ftml', dict(learning_rate=0.02), ref_ftml, {}),
+    ('ftrl', dict(learning_rate=0.1, lamda1=0.02, beta=0.5), ref_ftrl,
+     dict(lamda1=0.02, beta=0.5)),
+    ('dcasgd', dict(learning_rate=0.1, momentum=0.9), ref_dcasgd, {}),
+    ('dcasgd', dict(learning_rate=0.1), ref_dcasgd, dict(momentum=0.0)),
+    ('lbsgd', dict(learning_rate=0.1, momentum=0.9, batch_scale=2, warmup_epochs=2,
+                   updates_per_epoch=2), ref_lbsgd, {}),
+    ('test', dict(), ref_test, {}),
+    ('ccsgd', dict(learning_rate=0.1, momentum=0.9), ref_sgd, dict(momentum=0.9)),
 ]
 
 
@@ -216,8 +267,9 @@ def test_registry_and_errors():
 
 
 def test_lr_scheduler_drives_learning_rate():
-    opt = mx.optimizer.SGD(learning_rate=1.0,
-                           lr_scheduler=mx.lr_scheduler.FactorScheduler(step=2, factor=0.5))
+    with pytest.warns(UserWarning, match='overwritten'):
+        opt = mx.optimizer.SGD(learning_rate=1.0,
+                               lr_scheduler=mx.lr_scheduler.FactorScheduler(step=2, factor=0.5))
     updater = mx.optimizer.get_updater(opt)
     w = nd.array([0.0])
     lrs = []
@@ -229,7 +281,7 @@ def test_lr_scheduler_drives_learning_rate():
     fresh = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)
     assert_almost_equal(np.array(lrs), [fresh(n) for n in range(1, 6)])
     assert_almost_equal(np.array(lrs), [1, 1, 0.5, 0.5, 0.25])
-    with pytest.raises(MXNetError, match='lr_scheduler'):
+    with pytest.raises(UserWarning, match='LRScheduler'):  # MXNet raises a UserWarning
         opt.set_learning_rate(0.1)
 
 
@@ -239,8 +291,10 @@ def test_multi_precision_keeps_float32_master():
     w = nd.array([1.0], dtype='float16')
     for _ in range(100):
         updater(0, nd.array([1.0], dtype='float16'), w)
-    # float16 alone cannot represent 1 - 1e-4 (spacing near 1 is ~5e-4): the master can
-    master = updater.states[0][0]
+    # float16 alone cannot represent 1 - 1e-4 (spacing near 1 is ~5e-4): the master can.
+    # SGD keeps MXNet's (momentum, master) order; momentum is None here
+    assert updater.states[0][0] is None
+    master = updater.states[0][1]
     assert master.dtype == np.float32
     assert_almost_equal(master, [0.99], rtol=1e-5)
     assert_almost_equal(w, [0.99], rtol=1e-3)
@@ -304,3 +358,128 @@ def test_replace_optimizer_keeps_states_and_step_counts():
     assert new._index_update_count == {0: 4}
     with pytest.raises(MXNetError, match='needs an Optimizer'):
         updater.replace_optimizer('adam')
+
+
+def test_sgld_adds_gaussian_noise_of_variance_lr():
+    lr, wd = 0.04, 0.1
+    opt = mx.optimizer.SGLD(learning_rate=lr, wd=wd, rescale_grad=RESCALE, clip_gradient=CLIP)
+    rng = np.random.RandomState(3)
+    w0, grad = rng.normal(size=(20000,)), rng.normal(size=(20000,)) * 2
+    weight = nd.array(w0, dtype='float64')
+    mx.random.seed(7)
+    opt.update(0, weight, nd.array(grad, dtype='float64'), opt.create_state(0, weight))
+    mx.random.seed(7)   # the same draw: the noise comes from mx.random
+    noise = mx.random.normal(0, math.sqrt(lr), shape=(20000,), dtype='float64').asnumpy()
+    drift = -lr / 2 * (_g(grad, w0, 0.0) + wd * w0)
+    assert_almost_equal(weight, w0 + drift + noise, rtol=1e-12, atol=1e-12)
+    assert abs(noise.std() - math.sqrt(lr)) < 0.01 and abs(noise.mean()) < 0.01
+
+
+def test_learning_rate_with_and_without_scheduler():
+    assert mx.optimizer.Optimizer().learning_rate == 0.01
+    sched = mx.lr_scheduler.FactorScheduler(step=1, base_lr=1024)
+    opt = mx.optimizer.Optimizer(lr_scheduler=sched)   # no learning_rate: the scheduler's
+    assert opt.lr is None and opt.learning_rate == 1024
+    sched.base_lr = 8
+    assert opt.learning_rate == 8
+    sched = mx.lr_scheduler.FactorScheduler(step=1, base_lr=0.3)
+    mx.optimizer.Optimizer(lr_scheduler=sched, learning_rate=0.3)   # same value: no warning
+    with pytest.warns(UserWarning, match='overwritten'):
+        mx.optimizer.Optimizer(lr_scheduler=sched, learning_rate=0.5)
+    assert sched.base_lr == 0.5
+
+
+def test_wd_mult_defaults_to_zero_for_named_biases():
+    names = {0: 'fc_weight', 1: 'fc_bias', 2: 'bn_gamma', 3: 'bn_beta'}
+    opt = mx.optimizer.SGD(learning_rate=0.1, wd=0.5, param_idx2name=names)
+    assert opt.wd_mult == {'fc_bias': 0.0, 'bn_beta': 0.0}
+    assert [opt._get_wd(i) for i in range(4)] == [0.5, 0.0, 0.5, 0.0]
+    opt.set_wd_mult({'fc_bias': 2.0, 0: 3.0})
+    opt.set_lr_mult({'bn_gamma': 0.0})
+    assert [opt._get_wd(i) for i in range(4)] == [1.5, 1.0, 0.5, 0.0]
+    assert opt._get_lrs([0, 2]) == [0.1, 0.0]
+    with pytest.raises(MXNetError, match='param_idx2name'):
+        mx.optimizer.SGD(param_idx2name=['fc_weight'])
+
+
+@pytest.mark.parametrize('name', ['sgd', 'adam', 'lamb', 'nag'])
+def test_update_of_an_index_list_equals_one_update_each(name):
+    rng = np.random.RandomState(1)
+    shapes = [(3, 2), (4,), (2, 2, 2)]
+    ws = [rng.normal(size=s) for s in shapes]
+    gs = [rng.normal(size=s) for s in shapes]
+    kwargs = dict(learning_rate=0.1, wd=0.01, **({'momentum': 0.9} if name in ('sgd', 'nag')
+                                                  else {}))
+    one, many = mx.optimizer.create(name, **kwargs), mx.optimizer.create(name, **kwargs)
+    w_one = [nd.array(w, dtype='float64') for w in ws]
+    w_many = [nd.array(w, dtype='float64') for w in ws]
+    s_one = [one.create_state_multi_precision(i, w) for i, w in enumerate(w_one)]
+    s_many = [many.create_state_multi_precision(i, w) for i, w in enumerate(w_many)]
+    for _ in range(2):
+        for i in range(3):
+            one.update_multi_precision(i, w_one[i], nd.array(gs[i], dtype='float64'), s_one[i])
+        many.update_multi_precision([0, 1, 2], w_many,
+                                    [nd.array(g, dtype='float64') for g in gs], s_many)
+    for a, b in zip(w_one, w_many):
+        assert_almost_equal(a, b, rtol=0, atol=0)
+    assert many._index_update_count == {0: 2, 1: 2, 2: 2}
+
+
+def test_multi_precision_state_layout_follows_mxnet():
+    w = nd.array([1.0, 2.0], dtype='float16')
+    mom, master = mx.optimizer.SGD(momentum=0.9, multi_precision=True) \
+        .create_state_multi_precision(0, w)
+    assert mom.dtype == np.float32 and master.dtype == np.float32
+    master, (mean, var) = mx.optimizer.Adam(multi_precision=True) \
+        .create_state_multi_precision(0, w)
+    assert master.dtype == mean.dtype == np.float32
+    assert_almost_equal(master, [1.0, 2.0])
+    with pytest.warns(UserWarning, match='multi_precision=True'):
+        mx.optimizer.Adam().create_state_multi_precision(0, w)
+
+
+def test_nag_momentum_holds_learning_rate_scaled_steps():
+    """MXNet 1.x: mom = momentum*mom - lr*(g + wd*w), so a changed lr takes effect at once."""
+    opt = mx.optimizer.NAG(learning_rate=0.5, momentum=0.9)
+    w, mom = nd.array([1.0], dtype='float64'), nd.array([0.0], dtype='float64')
+    opt.update(0, w, nd.array([2.0], dtype='float64'), mom)
+    assert_almost_equal(mom, [-1.0])                     # -0.5 * 2
+    assert_almost_equal(w, [1.0 - 1.9 * 1.0])            # w - (1+momentum)*lr*g
+    opt.set_learning_rate(0.1)
+    opt.update(0, w, nd.array([2.0], dtype='float64'), mom)
+    assert_almost_equal(mom, [0.9 * -1.0 - 0.2])
+    assert_almost_equal(w, [-0.9 + 0.81 * -1.0 - 1.9 * 0.2])
+
+
+def test_lbsgd_rejects_unknown_strategy_and_uses_lars_ratio():
+    with pytest.raises(MXNetError, match='warmup_strategy'):
+        mx.optimizer.LBSGD(warmup_strategy='cubic')
+    opt = mx.optimizer.LBSGD(learning_rate=0.1, warmup_strategy='lars')
+    w = nd.array([3.0, 4.0], dtype='float64')
+    opt.update(0, w, nd.array([0.0, 0.5], dtype='float64'), None)
+    # |w|^2 = 25, |g|^2 = 0.25: ratio sqrt(100) = 10, so the step is 0.1 * 10 * g
+    assert_almost_equal(w, [3.0, 3.5])
+
+
+def test_updater_takes_lists_of_keys():
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.5, momentum=0.5))
+    ws = [nd.array([1.0]), nd.array([2.0, 3.0])]
+    updater([0, 'b'], [nd.array([1.0]), nd.array([2.0, 2.0])], ws)
+    assert_almost_equal(ws[0], [0.5])
+    assert_almost_equal(ws[1], [1.0, 2.0])
+    assert sorted(map(str, updater.states)) == ['0', 'b']
+
+
+def test_param_dict_of_gluon_parameters_gives_the_multipliers():
+    frozen = mx.gluon.Parameter('frozen', shape=(2,), lr_mult=0.0)
+    no_decay = mx.gluon.Parameter('no_decay', shape=(2,), wd_mult=0.0)
+    opt = mx.optimizer.SGD(learning_rate=0.1, wd=1.0, param_dict={0: frozen, 1: no_decay})
+    opt.set_lr_mult({0: 5.0})   # param_dict wins over the tables, as in MXNet
+    w0, w1 = nd.array([1.0, 1.0]), nd.array([1.0, 1.0])
+    opt.update(0, w0, nd.array([1.0, 1.0]), None)
+    opt.update(1, w1, nd.array([1.0, 1.0]), None)
+    assert_almost_equal(w0, [1.0, 1.0])        # lr_mult 0: no step at all
+    assert_almost_equal(w1, [0.9, 0.9])        # gradient step, no decay
+    frozen.lr_mult = 1.0                       # read at every update
+    opt.update(0, w0, nd.array([1.0, 1.0]), None)
+    assert_almost_equal(w0, [0.8, 0.8])        # 0.1 * (1 + wd * 1)
