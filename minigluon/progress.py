@@ -123,8 +123,8 @@ class Progress:
     log_interval : int, optional
         Also report every ``log_interval`` batches.
     metrics_file : str, optional
-        Append JSON records (one per training report and per epoch) to this file.
-        ``{rank}`` in the name is replaced by the rank.
+        Append JSON records (one per training report and per epoch) to this file,
+        opened with the first record. ``{rank}`` in the name is replaced by the rank.
     bar : bool, optional
         Draw a tqdm bar instead of printing lines. Default: when tqdm is installed,
         stdout is a terminal and the process is not part of a launched job.
@@ -139,7 +139,7 @@ class Progress:
         self.rank = int(rank)
         self.interval = interval
         self.log_interval = log_interval
-        self.metrics_file = metrics_file.format(rank=self.rank) if metrics_file else None
+        self.metrics_file = metrics_file
         self._tqdm = _tqdm_class()
         if bar is None:
             bar = (self._tqdm is not None and 'DMLC_ROLE' not in os.environ
@@ -150,11 +150,7 @@ class Progress:
         self._emit = emit
         self.line = line or speedometer_line
         self.start = time.time()
-        self._fd = None
-        if self.metrics_file:
-            folder = os.path.dirname(os.path.abspath(self.metrics_file))
-            os.makedirs(folder, exist_ok=True)
-            self._fd = os.open(self.metrics_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = None   # opened with the first record, when the rank is surely known
 
     def loop(self, epoch, total=None, phase='train'):
         """Start timing a pass over a data set.
@@ -175,7 +171,12 @@ class Progress:
         return Loop(self, epoch, total, phase)
 
     def emit(self, text):
-        """Print one line (above the bar, when one is drawn)."""
+        """Print one line (above the bar, when one is drawn).
+
+        Parameters
+        ----------
+        text : str
+        """
         if self._emit is not None:
             writer = self._emit
         else:
@@ -189,9 +190,19 @@ class Progress:
             writer(text)
 
     def write_record(self, record):
-        """Append ``record`` to the metrics file (if any) as one JSON line."""
-        if self._fd is None:
+        """Append ``record`` to the metrics file (if any) as one JSON line.
+
+        Parameters
+        ----------
+        record : dict
+            Numbers and strings; NaN and infinities are written as null.
+        """
+        if not self.metrics_file:
             return
+        if self._fd is None:
+            path = self.metrics_file.format(rank=self.rank)
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         line = json.dumps({k: _json_safe(v) for k, v in record.items()}) + '\n'
         os.write(self._fd, line.encode())
 
