@@ -322,6 +322,11 @@ def render(records, output, title=None, paths=None, dpi=100):
 def main(argv=None):
     """The command line: ``python -m minigluon.plot FILE... [-o curves.png] [--title T]``.
 
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
     Returns
     -------
     int

@@ -161,7 +161,12 @@ class StoppingHandler(TrainBegin, BatchEnd, EpochEnd):
         self.stop_training = False
 
     def train_begin(self, estimator, *args, **kwargs):
-        """Take the limits from the Estimator and reset the counts."""
+        """Take the limits from the Estimator and reset the counts.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         self.max_epoch = estimator.max_epoch
         self.max_batch = estimator.max_batch
         self.current_batch = 0
@@ -169,14 +174,37 @@ class StoppingHandler(TrainBegin, BatchEnd, EpochEnd):
         self.stop_training = False
 
     def batch_end(self, estimator, *args, **kwargs):
-        """Count a batch; True once ``max_batch`` are done."""
+        """Count a batch; True once ``max_batch`` are done.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        **kwargs
+            ``batch``, and its ``pred``, ``label`` and ``loss`` (lists of NDArray, one
+            per device).
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         self.current_batch += 1
         if self.current_batch == self.max_batch:
             self.stop_training = True
         return self.stop_training
 
     def epoch_end(self, estimator, *args, **kwargs):
-        """Count an epoch; True once ``max_epoch`` are done."""
+        """Count an epoch; True once ``max_epoch`` are done.
+
+        Parameters
+        ----------
+        estimator : Estimator
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         self.current_epoch += 1
         if self.current_epoch == self.max_epoch:
             self.stop_training = True
@@ -202,12 +230,30 @@ class MetricHandler(EpochBegin, BatchEnd):
         self.priority = priority
 
     def epoch_begin(self, estimator, *args, **kwargs):
-        """Reset the metrics."""
+        """Reset the metrics.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         for metric in self.metrics:
             metric.reset()
 
     def batch_end(self, estimator, *args, **kwargs):
-        """Update the metrics with the batch's ``label``, ``pred`` and ``loss``."""
+        """Update the metrics with the batch's ``label``, ``pred`` and ``loss``.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        **kwargs
+            ``batch``, and its ``pred``, ``label`` and ``loss`` (lists of NDArray, one
+            per device).
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         for metric in self.metrics:
             if isinstance(metric, metric_loss):
                 metric.update(0, kwargs['loss'])
@@ -247,19 +293,47 @@ class ValidationHandler(TrainBegin, BatchEnd, EpochEnd):
         self.event_handlers = event_handlers
 
     def train_begin(self, estimator, *args, **kwargs):
-        """Reset the counts."""
+        """Reset the counts.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         self.current_batch = 0
         self.current_epoch = 0
 
     def batch_end(self, estimator, *args, **kwargs):
-        """Validate if ``batch_period`` batches have passed."""
+        """Validate if ``batch_period`` batches have passed.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        **kwargs
+            ``batch``, and its ``pred``, ``label`` and ``loss`` (lists of NDArray, one
+            per device).
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         self.current_batch += 1
         if self.batch_period and self.current_batch % self.batch_period == 0:
             self.eval_fn(val_data=self.val_data, batch_axis=estimator.batch_axis,
                          event_handlers=self.event_handlers)
 
     def epoch_end(self, estimator, *args, **kwargs):
-        """Validate if ``epoch_period`` epochs have passed."""
+        """Validate if ``epoch_period`` epochs have passed.
+
+        Parameters
+        ----------
+        estimator : Estimator
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         self.current_epoch += 1
         if self.epoch_period and self.current_epoch % self.epoch_period == 0:
             self.eval_fn(val_data=self.val_data, batch_axis=estimator.batch_axis,
@@ -321,7 +395,12 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
                                   emit=estimator.logger.info, line=self._line)
 
     def train_begin(self, estimator, *args, **kwargs):
-        """Log the optimizer and the length of training; reset the counts."""
+        """Log the optimizer and the length of training; reset the counts.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         self.train_start = time.time()
         self._training = True
         if self._all_metrics:
@@ -342,7 +421,12 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
         self._start_progress(estimator)
 
     def train_end(self, estimator, *args, **kwargs):
-        """Log the training time and the final metrics."""
+        """Log the training time and the final metrics.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         train_time = time.time() - self.train_start
         msg = 'Train finished using total %ds with %d epochs. ' % (train_time, self.current_epoch)
         msg += ''.join('%s: %.4f, ' % metric.get() for metric in self.metrics)
@@ -359,11 +443,31 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
             self._progress = None
 
     def batch_begin(self, estimator, *args, **kwargs):
-        """Note when the batch began."""
+        """Note when the batch began.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        **kwargs
+            ``batch``: the batch.
+        """
         self.batch_start = time.time()
 
     def batch_end(self, estimator, *args, **kwargs):
-        """Count the batch's samples; log if ``log_interval`` batches or enough time passed."""
+        """Count the batch's samples; log if ``log_interval`` batches or enough time passed.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        **kwargs
+            ``batch``, and its ``pred``, ``label`` and ``loss`` (lists of NDArray, one
+            per device).
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         self.log_interval_time += time.time() - getattr(self, 'batch_start', time.time())
         axis = getattr(estimator, 'batch_axis', 0)
         samples = sum(y.shape[axis] for y in kwargs['label']) if 'label' in kwargs \
@@ -390,7 +494,12 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
                                                       '[Validation]', 1)
 
     def epoch_begin(self, estimator, *args, **kwargs):
-        """Log the learning rate (or that validation begins); start timing the epoch."""
+        """Log the learning rate (or that validation begins); start timing the epoch.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         self.epoch_start = time.time()
         if self._progress is None:  # a validation pass, without train_begin
             if self._all_metrics:
@@ -408,7 +517,17 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
                                          'train' if self._training else 'validation')
 
     def epoch_end(self, estimator, *args, **kwargs):
-        """Log the epoch's time and metrics; write its record to the metrics file."""
+        """Log the epoch's time and metrics; write its record to the metrics file.
+
+        Parameters
+        ----------
+        estimator : Estimator
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         epoch_time = time.time() - self.epoch_start
         if self._training:
             msg = '[Epoch %d] Finished in %.3fs, ' % (self.current_epoch, epoch_time)
@@ -487,7 +606,12 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         self._pattern = re.compile(r'^%s-epoch(\d+)batch(\d+)\.params$' % re.escape(model_prefix))
 
     def train_begin(self, estimator, *args, **kwargs):
-        """Reset the counts; resume from the latest checkpoint if asked."""
+        """Reset the counts; resume from the latest checkpoint if asked.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         self.current_epoch = 0
         self.current_batch = 0
         self.saved_checkpoints = []
@@ -508,14 +632,37 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
                                   'load the .params', self.model_prefix)
 
     def batch_end(self, estimator, *args, **kwargs):
-        """Save if ``batch_period`` batches have passed."""
+        """Save if ``batch_period`` batches have passed.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        **kwargs
+            ``batch``, and its ``pred``, ``label`` and ``loss`` (lists of NDArray, one
+            per device).
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         if self.batch_period and (self.current_batch + 1) % self.batch_period == 0:
             self._save_checkpoint(estimator)
         self.current_batch += 1
         return False
 
     def epoch_end(self, estimator, *args, **kwargs):
-        """Save if ``epoch_period`` epochs have passed."""
+        """Save if ``epoch_period`` epochs have passed.
+
+        Parameters
+        ----------
+        estimator : Estimator
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         if self.epoch_period and (self.current_epoch + 1) % self.epoch_period == 0:
             self._save_checkpoint(estimator)
         self.current_epoch += 1
@@ -651,7 +798,12 @@ class EarlyStoppingHandler(TrainBegin, EpochEnd, TrainEnd):
         self.best = None
 
     def train_begin(self, estimator, *args, **kwargs):
-        """Reset the waiting and the best value."""
+        """Reset the waiting and the best value.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         self.wait = 0
         self.stopped_epoch = 0
         self.current_epoch = 0
@@ -662,7 +814,17 @@ class EarlyStoppingHandler(TrainBegin, EpochEnd, TrainEnd):
             self.best = -np.inf if self.monitor_op is np.greater else np.inf
 
     def epoch_end(self, estimator, *args, **kwargs):
-        """True once ``patience`` epochs have passed without improvement."""
+        """True once ``patience`` epochs have passed without improvement.
+
+        Parameters
+        ----------
+        estimator : Estimator
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         name, value = self.monitor.get()
         if math.isnan(value):
             warnings.warn('EarlyStoppingHandler: %s has no value; monitor one of '
@@ -679,7 +841,12 @@ class EarlyStoppingHandler(TrainBegin, EpochEnd, TrainEnd):
         return self.stop_training
 
     def train_end(self, estimator, *args, **kwargs):
-        """Log the epoch at which training stopped early."""
+        """Log the epoch at which training stopped early.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        """
         if self.stopped_epoch > 0:
             estimator.logger.info('[Epoch %d] EarlyStoppingHandler: early stopping due to %s '
                                   'not improving', self.stopped_epoch, self.monitor.get()[0])
@@ -698,7 +865,20 @@ class GradientUpdateHandler(BatchEnd):
         self.priority = priority
 
     def batch_end(self, estimator, *args, **kwargs):
-        """Step the trainer by the number of samples the losses cover."""
+        """Step the trainer by the number of samples the losses cover.
+
+        Parameters
+        ----------
+        estimator : Estimator
+        **kwargs
+            ``batch``, and its ``pred``, ``label`` and ``loss`` (lists of NDArray, one
+            per device).
+
+        Returns
+        -------
+        bool
+            True to stop training.
+        """
         loss = kwargs['loss']
         loss = loss if isinstance(loss, (list, tuple)) else [loss]
         estimator.trainer.step(sum(l.shape[0] for l in loss))
