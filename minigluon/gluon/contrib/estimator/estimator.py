@@ -96,7 +96,8 @@ class Estimator:
         self.batch_processor = self._check_batch_processor(batch_processor)
         self.max_epoch = self.max_batch = None
         self.batch_axis = 0
-        self._train_batches = self._eval_batches = None
+        self._train_batches = self._eval_batches = None   # batches per pass, for ETAs
+        self._eval_batch_axis = 0
 
     @staticmethod
     def _check_loss(loss):
@@ -200,7 +201,7 @@ class Estimator:
                              % type(val_data).__name__)
         for metric in self.val_metrics:
             metric.reset()
-        self._eval_batches = _batches(val_data)
+        self._eval_batches, self._eval_batch_axis = _batches(val_data), batch_axis
         handlers = self._prepare_default_validation_handlers(event_handlers)
         _, epoch_begin, batch_begin, batch_end, epoch_end, _ = self._categorize_handlers(handlers)
         for handler in epoch_begin:

@@ -469,7 +469,7 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
             True to stop training.
         """
         self.log_interval_time += time.time() - getattr(self, 'batch_start', time.time())
-        axis = getattr(estimator, 'batch_axis', 0)
+        axis = estimator.batch_axis if self._training else estimator._eval_batch_axis
         samples = sum(y.shape[axis] for y in kwargs['label']) if 'label' in kwargs \
             else kwargs['batch'][0].shape[axis]
         self.processed_samples += samples
