@@ -15,6 +15,13 @@ part of the training set (SplitSampler) and every worker reports the same test
 accuracy each epoch, in the tutorial's format ``Epoch 0: Test_acc 0.467400``. When the
 real CIFAR-10 is absent and cannot be downloaded, a synthetic stand-in in the same
 file format is generated (datasets/make_synthetic.py) and the program says so.
+
+While it trains, a progress line comes every ``--log-interval`` batches and at least
+every ``--progress-interval`` seconds (speed, accuracy and loss so far, the epoch's
+ETA); in a terminal, a bar instead when tqdm is installed. ``--metrics-file FILE``
+appends them and every epoch's summary to FILE as JSON lines, which
+``python -m minigluon.plot FILE -o curves.png`` draws. ``--checkpoint-dir DIR`` saves the
+model and trainer states every epoch (worker 0) and ``--resume`` continues from there.
 """
 import argparse
 import json
@@ -27,6 +34,7 @@ import numpy as np
 import minigluon as mx
 from minigluon import autograd, gluon, kv, nd
 from minigluon.gluon.data.vision import CIFAR10, DatasetNotFoundError, transforms
+from minigluon.progress import Progress
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEAN, STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
@@ -51,7 +59,13 @@ def parse_args(argv=None):
     p.add_argument('--synthetic', type=int, default=0, metavar='N',
                    help='train on a synthetic set of N images (test: N/5), even if CIFAR-10 '
                         'is present')
-    p.add_argument('--log-interval', type=int, default=20, help='batches between progress lines')
+    p.add_argument('--log-interval', type=int, default=20,
+                   help='batches between progress lines (0: only by time)')
+    p.add_argument('--progress-interval', type=float, default=10.0, metavar='SECONDS',
+                   help='longest time between progress lines (default 10)')
+    p.add_argument('--metrics-file', metavar='FILE',
+                   help='append the progress and every epoch as JSON lines to FILE ({rank} '
+                        'in the name: the rank); draw them with python -m minigluon.plot')
     p.add_argument('--checkpoint-dir', help='save parameters and trainer states every epoch')
     p.add_argument('--resume', action='store_true', help='continue from --checkpoint-dir')
     p.add_argument('--seed', type=int, default=42)
@@ -85,20 +99,17 @@ def synthetic_root(data_dir, size):
 def load_data(args):
     """(train, test) data sets: the real CIFAR-10, else a synthetic stand-in."""
     if args.synthetic:
-        root = synthetic_root(args.data_dir, args.synthetic)
-        print('Using a synthetic CIFAR-10 stand-in of %d training images (--synthetic)'
-              % args.synthetic)
+        root = synthetic_root(args.data_dir, args.synthetic)  # CIFAR10 says it is synthetic
     else:
         try:
             return CIFAR10(root=args.data_dir, train=True), CIFAR10(root=args.data_dir,
                                                                     train=False)
         except DatasetNotFoundError as exc:
             size = 5000
-            print('CIFAR-10 is not in %s and could not be downloaded (%s).\nFalling back to '
-                  'a SYNTHETIC stand-in of %d training images from datasets/make_synthetic.py; '
-                  'accuracy figures are not CIFAR-10 results. Fetch the real set with '
-                  '`python datasets/get_cifar10.py`.' % (args.data_dir, str(exc).splitlines()[0],
-                                                        size))
+            print('CIFAR-10 is not in %s and could not be downloaded (%s); training on a '
+                  'stand-in of %d images instead, so accuracy figures are not CIFAR-10 results. '
+                  'Fetch the real set with `python datasets/get_cifar10.py`.'
+                  % (args.data_dir, str(exc).splitlines()[0], size))
             root = synthetic_root(args.data_dir, size)
     return CIFAR10(root=root, train=True), CIFAR10(root=root, train=False)
 
@@ -127,13 +138,42 @@ def average_batchnorm_statistics(net, store, ctx):
                             average=True)
 
 
-def evaluate(net, data, ctx):
+def evaluate(net, data, ctx, loop=None):
+    """Accuracy of ``net`` on ``data``; ``loop`` (a progress Loop) reports while it runs."""
     metric = mx.metric.Accuracy()
     for batch in data:
         xs = gluon.utils.split_and_load(batch[0], ctx, even_split=False)
         ys = gluon.utils.split_and_load(batch[1], ctx, even_split=False)
         metric.update(ys, [net(x) for x in xs])
+        if loop is not None:
+            loop.update(batch[0].shape[0])
+    if loop is not None:
+        loop.close()
     return metric.get()[1]
+
+
+def make_progress(args, rank):
+    """Progress lines every --log-interval batches and --progress-interval seconds."""
+    return Progress(rank=rank, interval=args.progress_interval,
+                    log_interval=args.log_interval or None, metrics_file=args.metrics_file)
+
+
+def train_epoch(net, train_data, ctx, trainer, loss_fn, loop):
+    """One pass over ``train_data``; returns the training metrics."""
+    metrics = [mx.metric.Accuracy(), mx.metric.Loss()]
+    for data, label in train_data:
+        xs = gluon.utils.split_and_load(data, ctx, even_split=False)
+        ys = gluon.utils.split_and_load(label, ctx, even_split=False)
+        with autograd.record():
+            outputs = [net(x) for x in xs]
+            losses = [loss_fn(out, y) for out, y in zip(outputs, ys)]
+        autograd.backward(losses)
+        trainer.step(data.shape[0])
+        metrics[0].update(ys, outputs)
+        metrics[1].update(None, losses)
+        loop.update(data.shape[0], metrics)
+    loop.close()
+    return metrics
 
 
 def save_checkpoint(folder, net, trainer, epoch):
@@ -144,6 +184,19 @@ def save_checkpoint(folder, net, trainer, epoch):
     with open(tmp, 'w') as f:
         json.dump({'epoch': epoch}, f)
     os.replace(tmp, os.path.join(folder, 'progress.json'))
+
+
+def resume(args, net, trainer, ctx):
+    """With --resume, load the last checkpoint; returns the epoch to start from."""
+    if not args.resume or not os.path.exists(os.path.join(args.checkpoint_dir, 'progress.json')):
+        return 0
+    with open(os.path.join(args.checkpoint_dir, 'progress.json')) as f:
+        first_epoch = json.load(f)['epoch'] + 1
+    net.load_parameters(os.path.join(args.checkpoint_dir, 'model.params'), ctx=ctx)
+    net(nd.zeros((1, 3, 32, 32), ctx=ctx[0]))  # finish deferred shapes before the Trainer
+    trainer.load_states(os.path.join(args.checkpoint_dir, 'trainer.states'))
+    print('Resuming from %s at epoch %d' % (args.checkpoint_dir, first_epoch))
+    return first_epoch
 
 
 def main(argv=None):
@@ -173,40 +226,21 @@ def main(argv=None):
                             kvstore=store)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    first_epoch = 0
-    if args.resume and os.path.exists(os.path.join(args.checkpoint_dir, 'progress.json')):
-        with open(os.path.join(args.checkpoint_dir, 'progress.json')) as f:
-            first_epoch = json.load(f)['epoch'] + 1
-        net.load_parameters(os.path.join(args.checkpoint_dir, 'model.params'), ctx=ctx)
-        net(nd.zeros((1, 3, 32, 32), ctx=ctx[0]))  # finish deferred shapes before the Trainer
-        trainer.load_states(os.path.join(args.checkpoint_dir, 'trainer.states'))
-        print('Resuming from %s at epoch %d' % (args.checkpoint_dir, first_epoch))
-
+    first_epoch = resume(args, net, trainer, ctx)
+    progress = make_progress(args, store.rank)
     start, samples = time.time(), 0
     for epoch in range(first_epoch, args.num_epochs):
-        metric = mx.metric.Accuracy()
-        tic, seen = time.time(), 0
-        for i, (data, label) in enumerate(train_data):
-            xs = gluon.utils.split_and_load(data, ctx, even_split=False)
-            ys = gluon.utils.split_and_load(label, ctx, even_split=False)
-            with autograd.record():
-                outputs = [net(x) for x in xs]
-                losses = [loss_fn(out, y) for out, y in zip(outputs, ys)]
-            for loss in losses:
-                loss.backward()
-            trainer.step(data.shape[0])
-            metric.update(ys, outputs)
-            seen += data.shape[0]
-            if args.log_interval and (i + 1) % args.log_interval == 0:
-                print('Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\taccuracy=%f'
-                      % (epoch, i + 1, seen / (time.time() - tic), metric.get()[1]))
-                sys.stdout.flush()
-        samples += seen
+        loop = progress.loop(epoch, len(train_data))
+        metrics = train_epoch(net, train_data, ctx, trainer, loss_fn, loop)
+        samples += loop.samples
         average_batchnorm_statistics(net, store, ctx)
-        print('Epoch %d: Test_acc %f' % (epoch, evaluate(net, test_data, ctx)))
+        test_acc = evaluate(net, test_data, ctx, progress.loop(epoch, len(test_data), 'test'))
+        print('Epoch %d: Test_acc %f' % (epoch, test_acc))
         sys.stdout.flush()
+        loop.summary(metrics, Test_acc=test_acc)
         if args.checkpoint_dir and store.rank == 0:
             save_checkpoint(args.checkpoint_dir, net, trainer, epoch)
+    progress.close()
     elapsed = time.time() - start
     print('Finished %d epoch(s) in %.1f s: %d samples, %.2f samples/sec on this worker'
           % (args.num_epochs - first_epoch, elapsed, samples, samples / max(elapsed, 1e-9)))

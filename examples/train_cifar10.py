@@ -5,14 +5,14 @@
     python examples/train_cifar10.py --cpus 2                   # cpu(0) and cpu(1)
 
 Each batch is split over the devices with ``split_and_load``; the Trainer sums the
-gradients through a 'device' kvstore and updates every copy of the weights.
+gradients through a 'device' kvstore and updates every copy of the weights. Progress,
+``--metrics-file``, ``--checkpoint-dir`` and ``--resume`` work as in ``cifar10_dist.py``.
 """
-import time
-
 import minigluon as mx
-from minigluon import autograd, gluon
+from minigluon import gluon
 
-from cifar10_dist import MEAN, STD, build_net, evaluate, load_data, optimizer_params, parse_args
+from cifar10_dist import (MEAN, STD, build_net, evaluate, load_data, make_progress,
+                          optimizer_params, parse_args, resume, save_checkpoint, train_epoch)
 from minigluon.gluon.data.vision import transforms
 
 
@@ -41,22 +41,16 @@ def main():
     trainer = gluon.Trainer(net.collect_params(), args.optimizer, optimizer_params(args),
                             kvstore='device')
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    for epoch in range(args.num_epochs):
-        metric, tic = mx.metric.Accuracy(), time.time()
-        for i, (data, label) in enumerate(train_data):
-            xs = gluon.utils.split_and_load(data, ctx, even_split=False)
-            ys = gluon.utils.split_and_load(label, ctx, even_split=False)
-            with autograd.record():
-                outputs = [net(x) for x in xs]
-                losses = [loss_fn(o, y) for o, y in zip(outputs, ys)]
-            autograd.backward(losses)
-            trainer.step(data.shape[0])
-            metric.update(ys, outputs)
-            if args.log_interval and (i + 1) % args.log_interval == 0:
-                print('Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\taccuracy=%f'
-                      % (epoch, i + 1, (i + 1) * args.batch_size / (time.time() - tic),
-                         metric.get()[1]))
-        print('Epoch %d: Test_acc %f' % (epoch, evaluate(net, test_data, ctx)))
+    progress = make_progress(args, rank=0)
+    for epoch in range(resume(args, net, trainer, ctx), args.num_epochs):
+        loop = progress.loop(epoch, len(train_data))
+        metrics = train_epoch(net, train_data, ctx, trainer, loss_fn, loop)
+        test_acc = evaluate(net, test_data, ctx, progress.loop(epoch, len(test_data), 'test'))
+        print('Epoch %d: Test_acc %f' % (epoch, test_acc))
+        loop.summary(metrics, Test_acc=test_acc)
+        if args.checkpoint_dir:
+            save_checkpoint(args.checkpoint_dir, net, trainer, epoch)
+    progress.close()
 
 
 if __name__ == '__main__':

@@ -4,3 +4,4 @@ from .block import Block, HybridBlock
 from .trainer import Trainer
 from . import nn, loss, model_zoo
 from . import data, utils
+from . import contrib

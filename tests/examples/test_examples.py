@@ -1,4 +1,5 @@
 """The examples run as a user runs them: alone, and under the launcher."""
+import json
 import os
 import re
 import subprocess
@@ -53,15 +54,27 @@ def test_cifar10_dist_two_workers_agree_on_test_accuracy(tmp_path):
     code, out = _run(LAUNCH + ['-n', '2', '-s', '1', '--launcher', 'local', sys.executable,
                                'examples/cifar10_dist.py', '--model', 'cifar_resnet20_v1',
                                '--synthetic', '200', '--num-epochs', '1', '--batch-size', '20',
-                               '--log-interval', '2',
+                               '--log-interval', '2', '--progress-interval', '600',
+                               '--metrics-file', str(tmp_path / 'metrics.jsonl'),
                                '--checkpoint-dir', str(tmp_path / 'ckpt')], tmp_path)
     assert code == 0, out
     accs = re.findall(r'^\[worker (\d)\] Epoch 0: Test_acc (\d\.\d{6})$', out, re.M)
     assert sorted(r for r, _ in accs) == ['0', '1'], out
     assert accs[0][1] == accs[1][1], out  # BatchNorm statistics averaged: one model
-    assert re.search(r'^\[worker 0\] Epoch\[0\] Batch \[2\]\tSpeed: [\d.]+ samples/sec\t'
-                     r'accuracy=[\d.]+$', out, re.M), out
-    assert 'synthetic' in out.lower()
+    for rank in (0, 1):  # 100 samples per worker: 5 batches of 20
+        assert re.search(r'^\[worker %d\] Epoch\[0\] Batch \[2/5\]\tSpeed: [\d.]+ samples/sec\t'
+                         r'accuracy=[\d.]+\tloss=[\d.]+\tTime: [\d.]+s\tETA: \d+:\d\d$' % rank,
+                         out, re.M), out
+    # the data set says it is synthetic once per worker (not for train and test each)
+    assert len(re.findall(r'^\[worker \d\] .*SYNTHETIC', out, re.M)) == 2, out
+    with open(str(tmp_path / 'metrics.jsonl')) as f:   # both workers append to one file
+        records = [json.loads(line) for line in f]
+    for rank in (0, 1):
+        mine = [r for r in records if r['rank'] == rank]
+        assert [(r['kind'], r['batch']) for r in mine] == [('batch', 2), ('batch', 4),
+                                                           ('epoch', 5)], records
+        assert mine[-1]['Test_acc'] == float(accs[0][1]) and mine[-1]['samples'] == 100
+        assert all(r['samples_per_sec'] > 0 and 'accuracy' in r and 'loss' in r for r in mine)
     assert re.search(r'^\[worker 1\] Finished 1 epoch\(s\) in [\d.]+ s', out, re.M), out
     assert sorted(os.listdir(str(tmp_path / 'ckpt'))) == ['model.params', 'progress.json',
                                                           'trainer.states']
@@ -86,5 +99,8 @@ def test_cifar10_dist_bad_flags_are_clear(tmp_path):
 def test_train_cifar10_on_two_cpu_devices(tmp_path):
     code, out = _run([sys.executable, 'examples/train_cifar10.py', '--cpus', '2', '--model',
                       'cifar_resnet20_v1', '--synthetic', '100', '--num-epochs', '1',
-                      '--batch-size', '20'], tmp_path)
+                      '--batch-size', '20', '--checkpoint-dir', str(tmp_path / 'ckpt')],
+                     tmp_path)
     assert code == 0 and 'Epoch 0: Test_acc' in out, out
+    assert sorted(os.listdir(str(tmp_path / 'ckpt'))) == ['model.params', 'progress.json',
+                                                          'trainer.states']

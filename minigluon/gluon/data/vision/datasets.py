@@ -29,6 +29,7 @@ __all__ = ['DatasetNotFoundError', 'CIFAR10', 'CIFAR100', 'MNIST', 'FashionMNIST
 
 _log = logging.getLogger(__name__)
 SYNTHETIC_MARKER = 'SYNTHETIC'  # written by datasets/make_synthetic.py beside its files
+_synthetic_noted = set()        # folders already said to be synthetic: once per process
 
 
 class DatasetNotFoundError(MXNetError, FileNotFoundError):
@@ -185,7 +186,8 @@ class _CIFAR(_DownloadedDataset):
         labels = np.concatenate([p[1] for p in parts])
         self.synthetic = os.path.exists(os.path.join(os.path.dirname(paths[0]),
                                                      SYNTHETIC_MARKER))
-        if self.synthetic:
+        if self.synthetic and os.path.dirname(paths[0]) not in _synthetic_noted:
+            _synthetic_noted.add(os.path.dirname(paths[0]))
             _log.warning('%s: %s holds the SYNTHETIC stand-in written by '
                          'datasets/make_synthetic.py, not the real data set',
                          type(self).__name__, os.path.dirname(paths[0]))

@@ -72,6 +72,18 @@ def test_cifar10_transform_and_data_loader(tmp_path):
     np.testing.assert_array_equal(label.asnumpy(), train_y[:4])
 
 
+def test_a_synthetic_set_is_announced_once_per_process(tmp_path, caplog):
+    write_cifar10(str(tmp_path))
+    (tmp_path / 'SYNTHETIC').write_text('')
+    with caplog.at_level('WARNING'):
+        train = CIFAR10(str(tmp_path))
+        test = CIFAR10(str(tmp_path), train=False)
+        CIFAR10(str(tmp_path))
+    assert train.synthetic and test.synthetic
+    notes = [r for r in caplog.records if 'SYNTHETIC' in r.getMessage()]
+    assert len(notes) == 1, [r.getMessage() for r in notes]
+
+
 def test_samples_are_read_only_views(tmp_path):
     write_cifar10(str(tmp_path))
     image, _ = CIFAR10(str(tmp_path))[0]
