@@ -33,8 +33,9 @@ def num_gpus():
 def gpu_unavailable_reason(device_id):
     """Why GPU ``device_id`` cannot be used, or None when it can."""
     if cupy is None:
-        return ('CuPy is not importable (%s: %s); install it with '
-                "`pip install 'minigluon[gpu]'` or the cupy-cudaXXx wheel matching your CUDA"
+        return ('CuPy is not importable (%s: %s); install the CuPy wheel '
+                'for your CUDA: `pip install cupy-cuda12x` (CUDA 12) or `pip install '
+                'cupy-cuda11x` (CUDA 11)'
                 % (type(IMPORT_ERROR).__name__, IMPORT_ERROR))
     count = num_gpus()
     if count == 0:

@@ -1,11 +1,13 @@
 """Starts one process of a job on its host and makes sure it ends with the job.
 
-The launcher runs this file's text as ``python3 -c SOURCE``, locally or through
-ssh, so a host needs Python 3 but not minigluon to start a process. It is read
+The launcher runs this file's text with ``python3``, locally, through ssh or
+srun, so a host needs Python 3 but not minigluon to start a process. It is read
 in two ways:
 
-- ``python3 -c SOURCE`` (local and ssh launchers): the first line of stdin is a
-  JSON spec ``{"argv": [...], "cwd": DIR, "env": {NAME: VALUE or null}}`` (null
+- ``python3 -c LOADER minigluon-launch LABEL`` (local, ssh and slurm launchers):
+  the loader reads this file's text from stdin as one JSON string line and runs
+  it, so that `ps` shows the task's label rather than the source (see
+  ``local.stdin_bootstrap_argv``). The next line of stdin is a JSON spec ``{"argv": [...], "cwd": DIR, "env": {NAME: VALUE or null}}`` (null
   removes the variable). The job's secret travels there, never on a command line.
   Stdin then stays open: when it closes (the launcher ended its ssh client, or
   died) the process is ended.

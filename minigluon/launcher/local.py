@@ -14,9 +14,29 @@ with open(bootstrap.__file__) as _f:
     BOOTSTRAP_SOURCE = _f.read()
 
 
+# Reads one line of stdin, the bootstrap's source as a JSON string, and runs it; so `ps`
+# shows this and the task's label, not the whole source. At end of input it stops.
+_LOADER = ("import json,os,sys;sys.argv[1:]=[];"
+           "exec(json.loads(b''.join(iter(lambda:os.read(0,1) or b'\\n',b'\\n'))))")
+
+
 def bootstrap_argv(python, *args):
-    """The command line that runs the bootstrap with ``python``."""
+    """The command line that runs the bootstrap with ``python``, its source on the line.
+
+    For mpirun, which gives stdin to one rank only.
+    """
     return [python, '-c', BOOTSTRAP_SOURCE, *args]
+
+
+def stdin_bootstrap_argv(python, label):
+    """The short command line that runs the bootstrap sent first on stdin
+    (``stdin_bootstrap_payload``); ``label`` is only there for `ps` to show."""
+    return [python, '-c', _LOADER, 'minigluon-launch', *label.split()]
+
+
+def stdin_bootstrap_payload(spec):
+    """What a process started with ``stdin_bootstrap_argv`` reads: source, then spec."""
+    return (json.dumps(BOOTSTRAP_SOURCE) + '\n' + json.dumps(spec) + '\n').encode()
 
 
 def start_task(supervisor, job, task, *, cwd=None, via=(), notes=None):
@@ -24,10 +44,10 @@ def start_task(supervisor, job, task, *, cwd=None, via=(), notes=None):
     ssh command, on ``task.host`` with its python3."""
     spec = {'argv': job.command, 'cwd': cwd or os.getcwd(), 'env': job.environment(task)}
     if via:
-        argv = [*via, shlex.join(bootstrap_argv('python3'))]
+        argv = [*via, shlex.join(stdin_bootstrap_argv('python3', task.label))]
     else:
-        argv = bootstrap_argv(sys.executable)
-    return supervisor.spawn(task.label, argv, payload=json.dumps(spec).encode() + b'\n',
+        argv = stdin_bootstrap_argv(sys.executable, task.label)
+    return supervisor.spawn(task.label, argv, payload=stdin_bootstrap_payload(spec),
                             where=str(task.host or 'this host'), notes=notes)
 
 

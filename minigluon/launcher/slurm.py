@@ -18,13 +18,12 @@ bootstrap end the command; SIGTERM makes srun kill the step's tasks; the step of
 killed srun is ended by Slurm itself. ``scancel`` of the job ends every step, and
 this launcher with the batch script.
 """
-import json
 import os
 import re
 import subprocess
 
 from . import LaunchError
-from .local import bootstrap_argv, start_task
+from .local import start_task, stdin_bootstrap_argv, stdin_bootstrap_payload
 from .placement import Host
 from .processes import PROGRAM, require
 
@@ -111,7 +110,7 @@ def step_environment(job, task):
 
 def launch(job, supervisor, options):
     require('srun', 'by --launcher slurm')
-    spec = json.dumps({'argv': job.command, 'cwd': os.getcwd(), 'env': {}}).encode() + b'\n'
+    spec = stdin_bootstrap_payload({'argv': job.command, 'cwd': os.getcwd(), 'env': {}})
     for task in job.tasks:
         if task.host is None:
             start_task(supervisor, job, task)
@@ -120,6 +119,7 @@ def launch(job, supervisor, options):
         def relabel(line, label=task.label):
             return label, None if _TASK_ENDED.match(line) else line
 
-        supervisor.spawn(task.label, srun_argv(task) + bootstrap_argv('python3'),
+        argv = srun_argv(task) + stdin_bootstrap_argv('python3', task.label)
+        supervisor.spawn(task.label, argv,
                          payload=spec, env=step_environment(job, task),
                          where=task.host.name, relabel=relabel)

@@ -2,6 +2,7 @@
 import os
 import re
 import signal
+import subprocess
 import time
 
 from .helpers import (SHOW_IDENTITY, LiveLauncher, command_lines, identities, leftovers,
@@ -147,3 +148,33 @@ def test_the_secret_is_in_the_environment_but_on_no_command_line(marker, tmp_pat
         go.write_text('')
         assert launcher.finish() == 0
         go.unlink()
+
+
+def test_ps_shows_each_process_by_its_label_not_the_bootstrap_source(marker, tmp_path):
+    go = tmp_path / 'go'
+    code = '''
+    import os, sys, time
+    print('up', flush=True)
+    while not os.path.exists(sys.argv[2]):
+        time.sleep(0.05)
+    '''
+    launcher = LiveLauncher(['-n', '2', '-s', '1', *py(code, marker), str(go)])
+    launcher.wait_for(lambda line: line.endswith(' up'), count=3)
+    table = subprocess.run(['ps', '-eww', '-o', 'pid=,ppid=,args='], capture_output=True,
+                           text=True).stdout
+    rows = [line.split(None, 2) for line in table.splitlines()]
+    parent = {int(pid): int(ppid) for pid, ppid, *_ in rows}
+    args = {int(row[0]): row[2] if len(row) > 2 else '' for row in rows}
+
+    def descends(pid):
+        while pid in parent and pid != launcher.proc.pid:
+            pid = parent[pid]
+        return pid == launcher.proc.pid
+
+    mine = [args[pid] for pid in args if pid != launcher.proc.pid and descends(pid)]
+    shown = sorted(line.split('minigluon-launch ', 1)[1] for line in mine
+                   if ' minigluon-launch ' in line)
+    go.write_text('')
+    assert launcher.finish() == 0
+    assert shown == ['scheduler', 'server 0', 'worker 0', 'worker 1']
+    assert max(len(line) for line in mine) < 300, mine
