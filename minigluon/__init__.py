@@ -21,6 +21,8 @@ from . import test_utils
 from . import lr_scheduler
 from . import metric
 from . import gluon
+from . import image
+from . import image as img
 from . import runtime
 from . import util
 

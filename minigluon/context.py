@@ -20,16 +20,19 @@ class Context:
     """
     __slots__ = ('device_type', 'device_id', '_xp', '_scope', '_old')
     _cache = {}
-    devtype2str = {1: 'cpu', 2: 'gpu', 3: 'cpu_pinned'}
-    devstr2type = {'cpu': 1, 'gpu': 2, 'cpu_pinned': 3}
+    # cpu_pinned: page-locked host memory (for copies to a GPU); cpu_shared: host memory
+    # shared between processes (what DataLoader workers hand over). Both hold numpy arrays.
+    devtype2str = {1: 'cpu', 2: 'gpu', 3: 'cpu_pinned', 5: 'cpu_shared'}
+    devstr2type = {'cpu': 1, 'gpu': 2, 'cpu_pinned': 3, 'cpu_shared': 5}
 
     def __new__(cls, device_type, device_id=0):
         if isinstance(device_type, Context):
             return device_type
         if isinstance(device_type, int):
             device_type = cls.devtype2str.get(device_type, device_type)
-        if device_type not in ('cpu', 'gpu', 'cpu_pinned'):
-            raise MXNetError("unknown device type %r: use 'cpu' or 'gpu'" % (device_type,))
+        if device_type not in cls.devstr2type:
+            raise MXNetError("unknown device type %r: use 'cpu' or 'gpu' (or 'cpu_pinned', "
+                             "'cpu_shared')" % (device_type,))
         if not isinstance(device_id, int) or device_id < 0:
             raise MXNetError('device id must be a non-negative int, got %r' % (device_id,))
         key = (device_type, device_id)
@@ -123,6 +126,7 @@ def cpu(device_id=0):
 
 
 def cpu_pinned(device_id=0):
+    """Page-locked host memory, for fast copies to GPU ``device_id``."""
     return Context('cpu_pinned', device_id)
 
 

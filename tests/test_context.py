@@ -145,3 +145,14 @@ def test_import_does_not_import_cupy():
                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == 'False'
+
+
+def test_host_memory_kinds_hold_numpy_arrays():
+    for kind, typeid in (('cpu_pinned', 3), ('cpu_shared', 5)):
+        ctx = mx.Context(kind, 0)
+        assert ctx.device_typeid == typeid and mx.Context(typeid, 0) is ctx
+        arr = mx.nd.array([1.0, 2.0], ctx=ctx)
+        assert arr.context == ctx and isinstance(arr.handle, np.ndarray)
+        assert arr.as_in_context(mx.cpu()).asnumpy().tolist() == [1.0, 2.0]
+    with pytest.raises(mx.MXNetError, match='unknown device type'):
+        mx.Context('tpu', 0)

@@ -6,14 +6,22 @@ are rescaled by ``1 / (batch_size * num_workers)``: with a distributed store, N
 workers each calling ``step(b)`` take the same step as one process calling
 ``step(N * b)`` on the union of their batches (MXNet sums instead). The Trainer never
 touches the network; the kvstore does.
+
+As in MXNet 1.x, the kvstore key and the optimizer's index of a parameter is its
+position in the Trainer (a ParameterDict is taken in the sorted order of its names,
+so every worker of a job numbers the parameters alike), and the store is chosen on
+first use: ``update_on_kvstore`` follows the user, else ``MXNET_UPDATE_ON_KVSTORE``
+(default 1), except where only one choice can work.
 """
+import os
+
 import numpy as np
 
 from .. import optimizer as opt
-from ..base import MXNetError
+from ..base import MXNetError, MXNetTypeError, MXNetUsageError, MXNetValueError
 from ..kvstore import KVStoreBase, create as create_kvstore
 from ..ndarray.serialization import atomic_write
-from .parameter import Parameter, ParameterDict
+from .parameter import DeferredInitializationError, Parameter, ParameterDict
 
 # A 'local' store updating huge arrays on the host would be slow: MXNet's limit.
 _LOCAL_UPDATE_LIMIT = 1024 * 1024 * 16
@@ -44,55 +52,53 @@ class Trainer:
         e.g. ``{'type': '2bit', 'threshold': 0.5}``.
     update_on_kvstore : bool, optional
         Run the optimizer inside the kvstore (on the servers when distributed) instead
-        of on every device. Default: True whenever a kvstore is used.
+        of on the devices. By default ``MXNET_UPDATE_ON_KVSTORE`` (1) decides, except
+        that a 'local' store holding a huge parameter, and a store that cannot run an
+        optimizer, update on the devices, and ``dist_async`` always updates on the
+        servers. Asking for a combination that cannot work raises ValueError.
     """
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore='device',
                  compression_params=None, update_on_kvstore=None):
         if isinstance(params, (dict, ParameterDict)):
-            params = list(params.values())
+            params = [params[name] for name in sorted(params.keys())]
         if not isinstance(params, (list, tuple)):
-            raise MXNetError('Trainer: params must be a ParameterDict, dict or list of '
-                             'Parameters, got %s' % type(params).__name__)
+            raise MXNetValueError('Trainer: params must be a ParameterDict, dict or list of '
+                                  'Parameters, got %s' % type(params).__name__)
         self._params, seen = [], set()
         for p in params:
             if not isinstance(p, Parameter):
-                raise MXNetError('Trainer: expected Parameters, got %s' % type(p).__name__)
+                raise MXNetValueError('Trainer: expected Parameters, got a list of %s'
+                                      % type(p).__name__)
             if id(p) not in seen:  # shared parameters are updated once
                 seen.add(id(p))
                 self._params.append(p)
-        self._keys = self._make_keys()
+        self._param2idx = {id(p): i for i, p in enumerate(self._params)}
         self._compression_params = compression_params
-        self._kvstore_arg = kvstore
-        self._update_on_kvstore_arg = update_on_kvstore
-        self._kvstore = None
-        self._update_on_kvstore = False
-        self._ready = False
+        self._kvstore_params = {'kvstore': kvstore, 'update_on_kvstore': update_on_kvstore}
         self._contexts = None
+        self._kvstore = None
         self._init_optimizer(optimizer, optimizer_params)
         self._scale = self._optimizer.rescale_grad
+        self._reset_kvstore()
 
-    def _make_keys(self):
-        """kvstore keys from parameter names: identical in every process of a job."""
-        keys, counts = [], {}
-        for p in self._params:
-            name = p.name
-            counts[name] = counts.get(name, 0) + 1
-            keys.append(name if counts[name] == 1 else '%s#%d' % (name, counts[name] - 1))
-        return keys
+    def _param_dict(self):
+        """The optimizer's view of the parameters (lr_mult, wd_mult) by kvstore key."""
+        return dict(enumerate(self._params))
 
     def _init_optimizer(self, optimizer, optimizer_params):
-        param_dict = dict(zip(self._keys, self._params))  # lr_mult/wd_mult by kvstore key
         if isinstance(optimizer, opt.Optimizer):
             if optimizer_params:
                 raise MXNetError('Trainer: optimizer_params must be None when optimizer is an '
                                  'Optimizer instance; set them on the instance')
             self._optimizer = optimizer
-            self._optimizer.param_dict = param_dict
+            self._optimizer.param_dict = self._param_dict()  # not a copy: lr_mult stays live
         else:
-            self._optimizer = opt.create(optimizer, param_dict=param_dict,
+            self._optimizer = opt.create(optimizer, param_dict=self._param_dict(),
                                          **(optimizer_params or {}))
-        self._updater = None
+        # Devices hold identical weights and (after allreduce) identical gradients: one
+        # updater updates the first device's copy, which is then copied to the others.
+        self._updaters = [opt.get_updater(self._optimizer)]
 
     # ---- properties -------------------------------------------------------------------
     @property
@@ -106,22 +112,21 @@ class Trainer:
     def set_learning_rate(self, lr):
         """Set a new learning rate (also on the kvstore's copy of the optimizer)."""
         self._optimizer.set_learning_rate(lr)
-        if self._ready and self._update_on_kvstore:
+        if self._kv_initialized and self._update_on_kvstore:
             self._kvstore.set_optimizer(self._optimizer)
 
-    # ---- set-up on first use (shapes may be deferred until the first forward) --------
-    def _make_ready(self, batch_size=None):
-        """The lazy set-up, once: contexts, the store and the updater; with a store, the
-        first sync (the optimizer, rescaled for ``batch_size`` when it is known, so it
-        goes once with its final ``rescale_grad``; then every key)."""
-        if self._ready:
-            return
-        self._init_kvstore()
-        if batch_size is not None:
-            self._set_rescale(batch_size)
-        if self._kvstore is not None:
-            self._sync_with_store()
-        self._ready = True
+    # ---- the kvstore, set up on first use (shapes may be deferred until a forward) ----
+    def _reset_kvstore(self):
+        """Forget the store (e.g. after new weights were loaded): the next step sets up a
+        new one from the parameters' current values."""
+        if self._kvstore is not None and 'dist' in self._kvstore.type:
+            raise MXNetError('Cannot reset a distributed KVStore: every worker would have to '
+                             'do it at the same time')
+        self._kv_initialized = False
+        self._kvstore = None
+        self._distributed = None
+        self._update_on_kvstore = None
+        self._params_to_init = list(self._params)
 
     def _check_contexts(self):
         contexts = None
@@ -134,63 +139,99 @@ class Trainer:
                                  'on %s but others are on %s' % (p.name, ctx, contexts))
         return contexts or []
 
-    def _init_kvstore(self):
-        """Choose the store and whether it updates (once: the updater marks it done)."""
-        if self._updater is not None:
-            return
-        self._contexts = self._check_contexts()
-        kv, arg = None, self._kvstore_arg
-        update_on_kvstore = True
+    def _create_kvstore(self, arg):
+        """The store for ``arg`` and whether it should update, before the user's say."""
+        update_on_kvstore = bool(int(os.environ.get('MXNET_UPDATE_ON_KVSTORE', '1')))
+        if arg is None:
+            return None, False
         if isinstance(arg, KVStoreBase):
             kv = arg
         elif isinstance(arg, str):
-            if len(self._contexts) > 1 or 'dist' in arg:
-                kv = create_kvstore(arg)
-                if arg == 'local':
-                    largest = max((int(np.prod(p.shape)) for p in self._params), default=0)
-                    update_on_kvstore = largest <= _LOCAL_UPDATE_LIMIT
-        elif arg is not None:
-            raise MXNetError('Trainer: kvstore must be a name, a KVStore or None, got %r' % arg)
-        if self._update_on_kvstore_arg is not None:
-            update_on_kvstore = bool(self._update_on_kvstore_arg)
+            if len(self._contexts) == 1 and 'dist' not in arg:
+                return None, False  # one device, one process: nothing to aggregate
+            kv = create_kvstore(arg)
+            if arg == 'local':
+                largest = max((int(np.prod(p.shape)) for p in self._params), default=0)
+                if largest > _LOCAL_UPDATE_LIMIT:
+                    update_on_kvstore = False
+        else:
+            raise MXNetTypeError('Trainer: kvstore must be a KVStore, a type name or None, got '
+                                 '%r' % (arg,))
+        return kv, update_on_kvstore and kv.is_capable(KVStoreBase.OPTIMIZER)
+
+    def _init_kvstore(self, batch_size=None):
+        """Choose the store and whether it updates; hand it the optimizer.
+
+        With ``batch_size`` (the first ``step``), the optimizer goes to the store
+        already rescaled for it, so a distributed store receives it once.
+        """
+        self._contexts = self._check_contexts()
+        asked = self._kvstore_params['update_on_kvstore']
+        kv, update_on_kvstore = self._create_kvstore(self._kvstore_params['kvstore'])
+        distributed = kv is not None and 'dist' in kv.type
+        if distributed and 'async' in kv.type:
+            if asked is False:
+                raise MXNetValueError('Please set update_on_kvstore=True when training in async '
+                                      "mode: kvstore '%s' applies each push as it arrives"
+                                      % kv.type)
+            update_on_kvstore = True
+        if asked is not None:
+            update_on_kvstore = bool(asked)
         if kv is None:
-            if self._update_on_kvstore_arg:
-                raise MXNetError('Trainer: update_on_kvstore=True needs a kvstore; with one '
-                                 'device pass kvstore=mx.kv.create(...) explicitly')
-            update_on_kvstore = False
-        elif kv.type.startswith('dist_async') and not update_on_kvstore:
-            raise MXNetError("Trainer: kvstore '%s' applies updates on the servers as they "
-                             'arrive; it needs update_on_kvstore=True' % kv.type)
-        self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
+            if asked:
+                raise MXNetValueError('Trainer: update_on_kvstore=True needs a kvstore; with one '
+                                      'device pass kvstore=mx.kv.create(...) explicitly')
+            if self._compression_params:
+                raise MXNetError('Trainer: compression_params need a kvstore (several devices '
+                                 'or a distributed store)')
+            if len(self._contexts) > 1:
+                raise MXNetError('Trainer(kvstore=None) cannot aggregate the gradients of %d '
+                                 "devices; use kvstore='device' or 'local'" % len(self._contexts))
+            update_on_kvstore = None
+        elif update_on_kvstore and not kv.is_capable(KVStoreBase.OPTIMIZER):
+            raise MXNetValueError('Please set update_on_kvstore=False when training with %s: '
+                                  'it cannot run an optimizer' % type(kv).__name__)
+        if batch_size is not None:
+            self._optimizer.rescale_grad = self._rescale(batch_size, kv)
         if kv is not None:
             if self._compression_params:
                 kv.set_gradient_compression(self._compression_params)
-        elif self._compression_params:
-            raise MXNetError('Trainer: compression_params need a kvstore (several devices or a '
-                             'distributed store)')
-        elif len(self._contexts) > 1:
-            raise MXNetError('Trainer(kvstore=None) cannot aggregate the gradients of %d devices; '
-                             "use kvstore='device' or 'local'" % len(self._contexts))
-        # Devices hold identical weights and (after allreduce) identical gradients: update
-        # once on the first and copy, so step counts and states exist once.
-        self._updater = opt.get_updater(self._optimizer)
+            if update_on_kvstore:  # before any key: no push may reach a store without it
+                kv.set_optimizer(self._optimizer)
+        self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
+        self._distributed = distributed
+        self._kv_initialized = True
 
-    def _sync_with_store(self):
-        """First use of the store: optimizer (with its final rescale_grad), then the keys.
+    def _init_params(self):
+        """Put the parameters not yet in the store there (worker 0's values win and every
+        device and worker starts from them); those still deferred wait for a later call."""
+        waiting = []
+        for p in self._params_to_init:
+            try:
+                data = p.list_data()
+            except DeferredInitializationError:
+                waiting.append(p)
+                continue
+            if self._kvstore is not None:
+                self._kvstore.broadcast(self._param2idx[id(p)], data[0], out=data)
+        self._params_to_init = waiting
 
-        Worker 0's values win and every worker starts from them. Sending the optimizer
-        before the keys means no push can reach a server that lacks it.
-        """
-        kv = self._kvstore
-        if self._update_on_kvstore:
-            kv.set_optimizer(self._optimizer)
-        for key, p in zip(self._keys, self._params):
-            kv.init(key, p.list_data()[0])
-            kv.pull(key, p.list_data())
+    def _prepare(self, batch_size=None):
+        if not self._kv_initialized:
+            self._init_kvstore(batch_size)
+        if self._params_to_init:
+            self._init_params()
 
-    def _rescale(self, batch_size):
-        workers = self._kvstore.num_workers if self._kvstore is not None else 1
+    def _rescale(self, batch_size, kv):
+        workers = kv.num_workers if kv is not None else 1
         return self._scale / (batch_size * workers)
+
+    def _check_and_rescale_grad(self, batch_size):
+        scale = self._rescale(batch_size, self._kvstore)
+        if scale != self._optimizer.rescale_grad:
+            self._optimizer.rescale_grad = scale
+            if self._update_on_kvstore:
+                self._kvstore.set_optimizer(self._optimizer)  # its copy must rescale too
 
     # ---- the training step ------------------------------------------------------------
     def step(self, batch_size, ignore_stale_grad=False):
@@ -200,11 +241,11 @@ class Trainer:
         distributed store), so ``batch_size`` is the number of samples this process
         used for the gradients, summed over its devices.
         """
-        self._make_ready(batch_size)
-        self._rescale_for(batch_size)
+        self._prepare(batch_size)
+        self._check_and_rescale_grad(batch_size)
         if not ignore_stale_grad:
             self._check_fresh()  # before any push: stale gradients must not reach the store
-        self.allreduce_grads()
+        self._allreduce_grads()
         self._update(ignore_stale_grad)
 
     def _check_fresh(self):
@@ -213,73 +254,77 @@ class Trainer:
             if stale:
                 raise UserWarning(_stale_message(p, stale[0]))
 
-    def _set_rescale(self, batch_size):
-        """Set the optimizer's ``rescale_grad`` for ``batch_size``; True if it changed."""
-        scale = self._rescale(batch_size)
-        changed = scale != self._optimizer.rescale_grad
-        self._optimizer.rescale_grad = scale
-        return changed
-
-    def _rescale_for(self, batch_size):
-        if self._set_rescale(batch_size) and self._update_on_kvstore:
-            self._kvstore.set_optimizer(self._optimizer)  # its copy must rescale too
-
     def allreduce_grads(self):
         """Sum each parameter's gradients over devices (and workers) through the kvstore.
 
         Call it, then adjust gradients (e.g. ``clip_global_norm``), then ``update``.
         Not available with ``update_on_kvstore``, where the store applies the update.
         """
-        self._make_ready()
+        self._prepare()
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise MXNetUsageError('allreduce_grads() when parameters are updated on kvstore is '
+                                  'not supported. Try setting `update_on_kvstore` to False '
+                                  'when creating trainer.')
+        self._allreduce_grads()
+
+    def _allreduce_grads(self):
         if self._kvstore is None:
             return
-        for i, (key, p) in enumerate(zip(self._keys, self._params)):
-            if p.grad_req == 'null':
-                continue
-            self._kvstore.push(key, p.list_grad(), priority=-i)
-            if not self._update_on_kvstore:
-                self._kvstore.pull(key, p.list_grad(), priority=-i)
+        keys, grads, outs = [], [], []
+        for i, p in enumerate(self._params):
+            if p.grad_req != 'null':
+                keys.append(i)
+                grads.append(p.list_grad())
+                # with update_on_kvstore the store returns the new weights
+                outs.append(p.list_data() if self._update_on_kvstore else grads[-1])
+        if keys:
+            self._kvstore._pushpull_keys(keys, grads, outs)
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to every parameter (after ``allreduce_grads``)."""
-        self._init_kvstore()  # enough to know; a refused call must not sync with the store
-        if self._update_on_kvstore:
-            raise MXNetError('Trainer.update() is not available with update_on_kvstore=True: '
-                             'the kvstore applies the update during allreduce_grads(); call '
-                             'step() or create the Trainer with update_on_kvstore=False')
-        self._make_ready(batch_size)
-        self._rescale_for(batch_size)
+        self._prepare()
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise MXNetUsageError('update() when parameters are updated on kvstore is not '
+                                  'supported. Try setting `update_on_kvstore` to False when '
+                                  'creating trainer.')
+        self._check_and_rescale_grad(batch_size)
         if not ignore_stale_grad:
             self._check_fresh()
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad):
-        for i, (key, p) in enumerate(zip(self._keys, self._params)):
+        updater = self._updaters[0]
+        for i, p in enumerate(self._params):
             if p.grad_req == 'null':
                 continue
-            if self._kvstore is not None and self._update_on_kvstore:
-                self._kvstore.pull(key, p.list_data(), priority=-i)
-            else:
+            if not (self._kvstore is not None and self._update_on_kvstore):
                 data = p.list_data()
                 if not ignore_stale_grad or not p.stale_grad_contexts():
-                    self._updater(key, p.list_grad()[0], data[0])
+                    updater(i, p.list_grad()[0], data[0])
                     for d in data[1:]:
                         data[0].copyto(d)
             p.mark_grad_used()
 
     # ---- states -----------------------------------------------------------------------
     def save_states(self, fname):
-        """Save optimizer states (and the optimizer) to ``fname``; never a pickle."""
-        self._make_ready()
+        """Save optimizer states (and the optimizer) to ``fname``; never a pickle.
+
+        The parameters' ``lr_mult`` and ``wd_mult`` are not saved: they are the
+        Parameters' own.
+        """
+        self._prepare()
         if self._update_on_kvstore:
+            if self._params_to_init:
+                raise MXNetError('Cannot save trainer states while some parameters are not '
+                                 'yet initialized in the kvstore; run a forward pass first')
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
-            blob = self._updater.get_states(dump_optimizer=True)
+            blob = self._updaters[0].get_states(dump_optimizer=True)
             atomic_write(fname, lambda f: f.write(blob))
 
     def load_states(self, fname):
         """Load what ``save_states`` wrote; training continues exactly where it stopped."""
-        self._make_ready()
+        self._prepare()
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
             local = getattr(self._kvstore, '_updater', None)  # in-process stores only
@@ -287,7 +332,7 @@ class Trainer:
                 self._optimizer = local.optimizer
         else:
             with open(fname, 'rb') as f:
-                self._updater.set_states(f.read(), ctx=self._contexts[0])
-            self._optimizer = self._updater.optimizer
-        self._optimizer.param_dict = dict(zip(self._keys, self._params))
+                self._updaters[0].set_states(f.read(), ctx=self._contexts[0])
+            self._optimizer = self._updaters[0].optimizer
+        self._optimizer.param_dict = self._param_dict()
         # The saved optimizer carries the last step's rescale_grad; _scale stays the user's.

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, MXNetValueError
 from ..ndarray.ndarray import NDArray, to_array
 
 __all__ = ['split_data', 'split_and_load', 'clip_global_norm', 'check_sha1', 'download']
@@ -31,13 +31,13 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
     """
     size = data.shape[batch_axis]
     if even_split and size % num_slice != 0:
-        raise MXNetError(
+        raise MXNetValueError(
             'data with shape %s cannot be evenly split into %d slices along axis %d. Use a '
             'batch size that is a multiple of %d or set even_split=False to allow uneven '
             'partitioning of data.' % (data.shape, num_slice, batch_axis, num_slice))
     if size < num_slice:
-        raise MXNetError('too many slices (%d) for data with shape %s along axis %d'
-                         % (num_slice, data.shape, batch_axis))
+        raise MXNetValueError('too many slices (%d) for data with shape %s along axis %d'
+                              % (num_slice, data.shape, batch_axis))
     step, extras = divmod(size, num_slice)
     bounds = np.cumsum([0] + [step + 1] * extras + [step] * (num_slice - extras))
     if batch_axis == 0:

@@ -1,6 +1,7 @@
 """``mx.kv``: key-value stores that aggregate gradients (``create(name)``)."""
 from .base import KVStoreBase, create, register
 from .local import LocalKVStore
+from .teststore import TestStore
 
 _DIST_TYPES = ('dist', 'dist_sync', 'dist_async', 'dist_sync_device', 'dist_async_device')
 
@@ -14,4 +15,4 @@ register(*_DIST_TYPES)(_create_dist)
 
 KVStore = KVStoreBase
 
-__all__ = ['KVStore', 'KVStoreBase', 'LocalKVStore', 'create', 'register']
+__all__ = ['KVStore', 'KVStoreBase', 'LocalKVStore', 'TestStore', 'create', 'register']

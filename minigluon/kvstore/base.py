@@ -1,30 +1,44 @@
 """The KVStore interface shared by the in-process and distributed stores.
 
 Keys are ints or strings; values are NDArrays, or lists of NDArrays on several
-devices, which are summed. Subclasses register under their type names and
-``mx.kv.create(name)`` builds them.
+devices, which are summed. Stores register under their type names and
+``mx.kv.create(name)`` builds them: minigluon's own through ``register(*names)``
+(a factory given the type name), a user's through ``KVStoreBase.register`` (a class
+built without arguments, named by its lower-cased class name, as in MXNet).
 """
 import numbers
+import warnings
 
-from ..base import MXNetError
+from ..base import MXNetError, MXNetTypeError, MXNetValueError
 from ..ndarray.ndarray import NDArray
 from ..registry import Registry
 
-_REGISTRY = Registry('kvstore type', case_sensitive=True)
+_REGISTRY = Registry('kvstore type')  # names are case-insensitive, as in MXNet
 
 
 def register(*names):
-    """Class decorator: make the store creatable under ``names``."""
-    return lambda klass: _REGISTRY.register(klass, *names)
+    """Decorator: ``factory(type_name)`` builds the stores of every type in ``names``."""
+    return lambda factory: _REGISTRY.register(factory, *names)
 
 
 def create(name='local'):
-    """A kvstore by type name: 'local', 'device', or a distributed type."""
+    """A kvstore by type name.
+
+    Parameters
+    ----------
+    name : str, default 'local'
+        'local' (aggregate on the host), 'device' (on the devices; also
+        'local_allreduce_cpu', 'local_allreduce_device', 'local_update_cpu'), a
+        distributed type ('dist_sync', 'dist_async', 'dist_sync_device',
+        'dist_async_device'), or a store registered with ``KVStoreBase.register``.
+    """
     if isinstance(name, KVStoreBase):
         return name
     if not isinstance(name, str):
-        raise MXNetError('kvstore type must be a string, got %r' % (name,))
-    return _REGISTRY.find(name)(name)
+        raise MXNetTypeError('kvstore type must be a string, got %r' % (name,))
+    name = name.lower()
+    entry = _REGISTRY.find(name)
+    return entry() if isinstance(entry, type) else entry(name)
 
 
 def check_key(key):
@@ -68,10 +82,49 @@ def check_shapes(key, arrays, shape, action):
 
 
 class KVStoreBase:
-    """The API every kvstore offers (MXNet's KVStore)."""
+    """The API every kvstore offers (MXNet's KVStore and KVStoreBase).
 
-    def __init__(self, kv_type):
+    A store of one's own subclasses this, implements at least ``broadcast``,
+    ``pushpull``, ``is_capable`` and ``type`` (what ``gluon.Trainer`` uses), and is
+    made creatable by name with the ``KVStoreBase.register`` class decorator.
+    """
+
+    OPTIMIZER = 'optimizer'
+
+    def __init__(self, kv_type=None):
         self._type = kv_type
+
+    @staticmethod
+    def register(klass):
+        """Class decorator: ``mx.kv.create(klass.__name__.lower())`` builds ``klass()``.
+
+        Examples
+        --------
+        >>> @mx.kv.KVStoreBase.register
+        ... class MyKVStore(mx.kv.KVStoreBase):
+        ...     pass
+        >>> type(mx.kv.create('mykvstore'))
+        <class '__main__.MyKVStore'>
+        """
+        if not isinstance(klass, type):
+            raise MXNetTypeError('KVStoreBase.register decorates a class, got %r' % (klass,))
+        name = klass.__name__.lower()
+        old = _REGISTRY.get(name)
+        if old is not None and old is not klass:
+            warnings.warn('kvstore %s.%s replaces the kvstore %r registered before (%s)'
+                          % (klass.__module__, klass.__name__, name,
+                             getattr(old, '__qualname__', old)))
+            del _REGISTRY[name]
+        _REGISTRY.add(name, klass)
+        return klass
+
+    def is_capable(self, capability):
+        """Whether this store supports ``capability`` (``KVStoreBase.OPTIMIZER``: running
+        the optimizer on pushes)."""
+        if str(capability).lower() == KVStoreBase.OPTIMIZER:
+            return True
+        raise MXNetValueError('Unknown capability: %r; the one defined is %r'
+                              % (capability, KVStoreBase.OPTIMIZER))
 
     @property
     def type(self):
@@ -95,9 +148,26 @@ class KVStoreBase:
         raise NotImplementedError
 
     def pushpull(self, key, value, out=None, priority=0):
-        """Push ``value`` then pull the result into ``out`` (``value`` when omitted)."""
+        """Push ``value`` then pull the result into ``out`` (``value`` when omitted).
+
+        ``key`` may be a list, with one value (or list of per-device values) per key:
+        every push leaves before the first pull waits.
+        """
         self.push(key, value, priority)
         self.pull(key, value if out is None else out, priority)
+
+    def _pushpull_keys(self, keys, values, outs):
+        """``pushpull`` of several keys in as few round trips as the store allows.
+
+        A store with its own ``pushpull`` (MXNet's contract: one key a call) is called
+        once per key; one that pushes and pulls through this class's ``pushpull`` gets
+        all the keys at once.
+        """
+        if type(self).pushpull is KVStoreBase.pushpull:
+            self.pushpull(list(keys), list(values), out=list(outs))
+            return
+        for k, v, o in zip(keys, values, outs):
+            self.pushpull(k, v, out=o)
 
     def allreduce(self, key, value, out=None, average=False):
         """Sum ``value`` (one NDArray per device) over all devices and workers into ``out``.

@@ -1,5 +1,8 @@
 """In-process kvstores: 'local' aggregates on the host, 'device' on the devices.
 
+MXNet's longer names are the same two stores: 'local_update_cpu' and
+'local_allreduce_cpu' aggregate on the host, 'local_allreduce_device' on the devices.
+
 A push sums the values given for a key (one per device), then either hands the sum
 to the updater (``set_optimizer``) or stores it; a pull copies the stored value to
 every output array.
@@ -22,7 +25,6 @@ def sum_on(values, ctx):
     return total
 
 
-@register('local', 'device')
 class LocalKVStore(KVStoreBase):
     """The single-process store: ``rank`` 0 of ``num_workers`` 1."""
 
@@ -34,7 +36,11 @@ class LocalKVStore(KVStoreBase):
         self._residuals = {}
 
     def _merge_context(self, values):
-        return values[0].context if self._type == 'device' else cpu(0)
+        return values[0].context if self._on_device else cpu(0)
+
+    @property
+    def _on_device(self):
+        return 'device' in self._type
 
     def init(self, key, value):
         """Set the initial value of ``key`` (or of each key in a list)."""
@@ -100,7 +106,7 @@ class LocalKVStore(KVStoreBase):
 
     def set_gradient_compression(self, compression_params):
         """2-bit compression with error feedback of every pushed value ('device' only)."""
-        if self._type != 'device':
+        if not self._on_device:
             raise MXNetError("gradient compression needs kvstore 'device' or a distributed "
                              "store; this one is %r" % self._type)
         self._compression = compression.parse_params(compression_params)
@@ -121,6 +127,11 @@ class LocalKVStore(KVStoreBase):
         for k, s in list(self._updater.states.items()):
             if k in placement:
                 self._updater.states[k] = _move(s, placement[k])
+
+
+@register('local', 'device', 'local_update_cpu', 'local_allreduce_cpu', 'local_allreduce_device')
+def _create_local(kv_type):
+    return LocalKVStore(kv_type)
 
 
 def _move(state, ctx):

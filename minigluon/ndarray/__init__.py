@@ -1,5 +1,5 @@
 """``mx.nd``: NDArray, creation functions and one function per op in the table."""
-from . import random
+from . import image, random
 from .. import backend as _backend
 from ..base import MXNetError
 from .creation import arange, array, empty, eye, full, linspace, ones, zeros

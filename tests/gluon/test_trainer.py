@@ -244,3 +244,117 @@ def test_trainer_accepts_a_kvstore_object_with_one_device():
     trainer.step(2)
     assert trainer._kvstore is store
     assert_almost_equal(net.weight.data(), [[0.0, 0.0]])  # grad 2 per weight, / batch 2
+
+
+def _two_device_param(name='x', value=0.0):
+    x = gluon.Parameter(name, shape=(4,))
+    x.initialize(ctx=DEVICES, init=mx.init.Constant(value))
+    return x
+
+
+def _backward_ones(param, scale_by_device=False):
+    with autograd.record():
+        ys = [w * (i if scale_by_device else 1) + 1 for i, w in enumerate(param.list_data())]
+    for y in ys:
+        y.backward()
+
+
+def test_a_parameter_dict_is_taken_in_name_order_and_keyed_by_position():
+    params = gluon.ParameterDict()
+    b = params.get('b', shape=(2,))
+    a = params.get('a', shape=(2,), lr_mult=1.0)
+    params.initialize(ctx=DEVICES, init='zeros')
+    trainer = gluon.Trainer(params, 'sgd', {'learning_rate': 0.1})
+    assert trainer._params == [a, b]
+    for p in (a, b):
+        _backward_ones(p)
+    trainer.step(1)
+    store_opt = trainer._kvstore._updater.optimizer
+    assert sorted(trainer._kvstore._updater.states) == [0, 1]
+    assert store_opt._get_lr(0) == pytest.approx(0.1)
+    a.lr_mult = 2.0  # the optimizer reads the Parameter's multiplier, not a copy
+    assert store_opt._get_lr(0) == pytest.approx(0.2)
+
+
+def test_update_and_allreduce_refused_while_the_store_updates():
+    x = _two_device_param()
+    trainer = gluon.Trainer([x], 'sgd', {'learning_rate': 1.0})
+    _backward_ones(x)
+    trainer.step(1)
+    assert trainer._update_on_kvstore is True
+    for call in (lambda: trainer.update(1), trainer.allreduce_grads):
+        with pytest.raises(AssertionError, match='update_on_kvstore') as info:
+            call()
+        assert isinstance(info.value, MXNetError)  # MXNet asserts; both except clauses work
+
+
+def test_the_environment_decides_update_on_kvstore_by_default(monkeypatch):
+    monkeypatch.setenv('MXNET_UPDATE_ON_KVSTORE', '0')
+    x = _two_device_param()
+    trainer = gluon.Trainer([x], 'sgd', {'learning_rate': 1.0, 'momentum': 0.5})
+    _backward_ones(x)
+    trainer.step(1)
+    assert trainer._update_on_kvstore is False
+    assert_almost_equal(x.data(DEVICES[1]), np.full(4, -2.0))  # grads 1 + 1 summed
+    assert sorted(trainer._updaters[0].states) == [0]
+
+
+def test_a_store_without_an_optimizer_aggregates_and_the_devices_update():
+    x = _two_device_param()
+    store = mx.kv.create('teststore')
+    trainer = gluon.Trainer([x], 'sgd', {'learning_rate': 1.0, 'momentum': 0.5}, kvstore=store)
+    _backward_ones(x)
+    trainer.step(1)
+    assert trainer._update_on_kvstore is False and trainer._kvstore is store
+    for ctx in DEVICES:
+        assert_almost_equal(x.data(ctx), np.full(4, -2.0))
+    impossible = gluon.Trainer([x], 'sgd', kvstore=store, update_on_kvstore=True)
+    with pytest.raises(ValueError, match='update_on_kvstore=False'):
+        impossible._init_kvstore()
+
+
+class _AsyncLookalike(mx.kv.TestStore):
+    """A store whose type says dist_async (the Trainer's choices depend on the type)."""
+
+    @property
+    def type(self):
+        return 'dist_async'
+
+    @staticmethod
+    def is_capable(capability):
+        return True
+
+
+def test_dist_async_updates_on_the_store_and_refuses_update_on_kvstore_false():
+    x = _two_device_param()
+    trainer = gluon.Trainer([x], 'sgd', kvstore=_AsyncLookalike(), update_on_kvstore=False)
+    with pytest.raises(ValueError, match='async') as info:
+        trainer._init_kvstore()
+    assert isinstance(info.value, MXNetError)
+
+
+def test_reset_kvstore_restarts_from_the_current_weights():
+    x = _two_device_param()
+    trainer = gluon.Trainer([x], 'sgd', {'learning_rate': 0.1}, kvstore='local')
+    _backward_ones(x)
+    trainer.step(1)
+    assert_almost_equal(x.data(DEVICES[0]), np.full(4, -0.2))
+    x.set_data(nd.zeros((4,)))  # e.g. a checkpoint loaded
+    trainer._reset_kvstore()
+    assert trainer._kvstore is None and not trainer._kv_initialized
+    _backward_ones(x)
+    trainer.step(1)
+    for ctx in DEVICES:  # from the new weights, not the store's old copy (-0.4)
+        assert_almost_equal(x.data(ctx), np.full(4, -0.2))
+
+
+def test_allreduce_with_update_on_kvstore_false_sums_different_gradients():
+    x = _two_device_param()
+    trainer = gluon.Trainer([x], 'sgd', {'learning_rate': 1.0}, update_on_kvstore=False)
+    _backward_ones(x, scale_by_device=True)  # grads 0 and 1
+    trainer.allreduce_grads()
+    for ctx in DEVICES:
+        assert_almost_equal(x.grad(ctx), np.ones(4))
+    trainer.update(1)
+    for ctx in DEVICES:
+        assert_almost_equal(x.data(ctx), np.full(4, -1.0))

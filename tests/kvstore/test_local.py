@@ -162,3 +162,74 @@ def test_allreduce_sums_devices_in_one_process():
     out = nd.zeros((2,))
     store.allreduce('stats', nd.array([4.0, 5.0]), out=out, average=True)
     assert_almost_equal(out, [4.0, 5.0])  # one worker: the average is the value itself
+
+
+@pytest.mark.parametrize('kind,merge_on_device', [('local_update_cpu', False),
+                                                  ('local_allreduce_cpu', False),
+                                                  ('local_allreduce_device', True),
+                                                  ('Device', True)])
+def test_mxnet_type_names(kind, merge_on_device):
+    store = kv.create(kind)
+    assert store.type == kind.lower()
+    store.init('w', nd.zeros((2,), ctx=DEVICES[1]))
+    assert store._store['w'].context == (DEVICES[1] if merge_on_device else mx.cpu(0))
+
+
+def test_create_refuses_a_non_string_with_type_error():
+    with pytest.raises(TypeError, match='string'):
+        kv.create(3)
+
+
+def test_is_capable():
+    assert kv.create('local').is_capable(kv.KVStoreBase.OPTIMIZER)
+    assert not kv.create('teststore').is_capable('optimizer')
+    with pytest.raises(ValueError, match='capability'):
+        kv.create('local').is_capable('telepathy')
+
+
+def test_a_user_store_registers_by_its_class_name():
+    @kv.KVStoreBase.register
+    class CountingStore(kv.TestStore):
+        calls = 0
+
+        def pushpull(self, key, value, out=None, priority=0):
+            CountingStore.calls += 1
+            super().pushpull(key, value, out, priority)
+
+    try:
+        store = kv.create('countingstore')
+        assert type(store) is CountingStore
+        values = [[nd.full((2,), float(i + j), ctx=c) for j, c in enumerate(DEVICES)]
+                  for i in range(3)]
+        outs = [[nd.zeros((2,), ctx=c) for c in DEVICES] for _ in range(3)]
+        store._pushpull_keys([0, 1, 2], values, outs)  # its own pushpull: one key a call
+        assert CountingStore.calls == 3
+        for i, per_device in enumerate(outs):
+            for o in per_device:
+                assert_almost_equal(o, np.full(2, 2.0 * i + 1))
+    finally:
+        del kv.base._REGISTRY['countingstore']
+
+
+def test_pushpull_of_key_lists_on_builtin_stores():
+    store = kv.create('device')
+    store.init([0, 1], [nd.zeros((2,)), nd.zeros((3,))])
+    grads = [[nd.ones((2,), ctx=c) for c in DEVICES], [nd.full((3,), 2.0, ctx=c) for c in DEVICES]]
+    store._pushpull_keys([0, 1], grads, grads)
+    for g in grads[0]:
+        assert_almost_equal(g, [2.0, 2.0])
+    for g in grads[1]:
+        assert_almost_equal(g, [4.0, 4.0, 4.0])
+
+
+def test_teststore_broadcasts_and_sums():
+    store = kv.create('teststore')
+    outs = [nd.zeros((2,), ctx=c) for c in DEVICES]
+    store.broadcast('w', nd.array([1.0, 2.0]), out=outs)
+    for o in outs:
+        assert_almost_equal(o, [1.0, 2.0])
+    store.pushpull('w', outs)
+    for o in outs:
+        assert_almost_equal(o, [2.0, 4.0])
+    with pytest.raises(NotImplementedError):
+        store.set_optimizer(mx.optimizer.SGD())

@@ -249,6 +249,19 @@ CASES = {
                     np.array([[0, 2], [2, 3.]]), r(4, 3), grad_nodes=[1])],
 }
 
+# nd.image (ndarray/image.py): HWC images, CHW tensors
+CASES.update({
+    '_image_crop': [C(lambda a: weighted(nd.image.crop(a, 1, 0, 2, 3), 3, 2, 2), r(4, 5, 2)),
+                    C(lambda a: weighted(nd.image.crop(a, 0, 1, 3, 2), 2, 2, 3, 1), r(2, 3, 4, 1))],
+    '_image_flip_left_right': [C(lambda a: weighted(nd.image.flip_left_right(a), 3, 4, 2),
+                                 r(3, 4, 2))],
+    '_image_flip_top_bottom': [C(lambda a: weighted(nd.image.flip_top_bottom(a), 2, 3, 4, 1),
+                                 r(2, 3, 4, 1))],
+    '_image_normalize': [C(lambda a: nd.image.normalize(a, mean=(0.1, 0.2), std=(0.5, 2.0)),
+                           r(2, 3, 4)),
+                         C(lambda a: nd.image.normalize(a, mean=0.3, std=4.0), r(2, 1, 2, 2))],
+})
+
 
 def _seeded(fn):
     """The same dropout mask on every evaluation of the finite differences."""

@@ -109,11 +109,16 @@ class DataLoader:
         Use threads instead of processes (no start-up cost; the GIL limits speed-up).
     timeout : float, default 120
         Seconds to wait for a batch from the workers before raising an error.
+    auto_reload : bool, default False
+        Start loading an epoch before it is asked for: the first one when the
+        DataLoader is made, each next one as soon as an epoch's iterator is exhausted
+        (see ``refresh`` and ``clean``).
     """
 
     def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,
                  batch_sampler=None, batchify_fn=None, num_workers=0, pin_memory=False,
-                 pin_device_id=0, prefetch=None, thread_pool=False, timeout=120):
+                 pin_device_id=0, prefetch=None, thread_pool=False, timeout=120,
+                 auto_reload=False):
         self._dataset = dataset
         if not isinstance(timeout, numbers.Real) or timeout <= 0:
             raise DataArgumentError('timeout must be a positive number of seconds, got %r'
@@ -145,11 +150,34 @@ class DataLoader:
         self._timeout = timeout
         prefetch = 2 * self._num_workers if prefetch is None else max(0, int(prefetch))
         self._prefetch = min(prefetch, _MAX_PREFETCH_PER_WORKER * max(self._num_workers, 1))
+        self.auto_reload = bool(auto_reload)
+        self._iter = None
+        if self.auto_reload:
+            self.refresh()
 
     def __len__(self):
         return len(self._batch_sampler)
 
     def __iter__(self):
+        epoch = self._iter if self._iter is not None else self._new_epoch()
+        self._iter = None  # a prefetched epoch serves one iterator
+        return self._reloading(epoch) if self.auto_reload else epoch
+
+    def _reloading(self, epoch):
+        yield from epoch
+        if self._iter is None:
+            self.refresh()
+
+    def refresh(self):
+        """Start loading a new epoch now; the next ``iter()`` returns it."""
+        self._iter = self._new_epoch()
+
+    def clean(self):
+        """Drop the epoch ``refresh`` started (its workers stop); loading starts again at
+        the next ``iter()``."""
+        self._iter = None
+
+    def _new_epoch(self):
         if self._num_workers == 0:
             return self._same_process_iter()
         if self._thread_pool:

@@ -366,3 +366,32 @@ def test_indices_must_be_sendable_to_workers(no_leftovers):
                         num_workers=1)
     with pytest.raises(MXNetError, match='sends sample indices to its workers as JSON'):
         _epoch(loader, no_leftovers)
+
+
+def test_auto_reload_prefetches_each_epoch_before_it_is_asked_for(no_leftovers):
+    dataset = ArrayDataset(np.arange(10, dtype=np.float32))
+    loader = DataLoader(dataset, batch_size=4, num_workers=2, auto_reload=True)
+    workers = multiprocessing.active_children()  # started by the constructor
+    no_leftovers.extend(p.pid for p in workers)
+    assert len(workers) == 2
+    expected = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    for _ in range(2):
+        assert [b.asnumpy().tolist() for b in loader] == expected
+        reloaded = multiprocessing.active_children()  # the next epoch is already loading
+        no_leftovers.extend(p.pid for p in reloaded)
+        assert len(reloaded) == 2
+    loader.clean()
+    gc.collect()
+    assert multiprocessing.active_children() == []
+    plain = DataLoader(dataset, batch_size=4, num_workers=2)
+    assert multiprocessing.active_children() == []  # without auto_reload: on iter() only
+    assert [b.asnumpy().tolist() for b in plain] == expected
+
+
+def test_auto_reload_in_the_main_process_and_threads():
+    dataset = ArrayDataset(np.arange(5, dtype=np.float32))
+    for kwargs in ({}, {'num_workers': 2, 'thread_pool': True}):
+        loader = DataLoader(dataset, batch_size=2, auto_reload=True, **kwargs)
+        for _ in range(2):
+            assert [b.asnumpy().tolist() for b in loader] == [[0, 1], [2, 3], [4]]
+        loader.clean()

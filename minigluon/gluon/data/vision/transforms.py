@@ -16,11 +16,15 @@ import numbers
 import numpy as np
 
 from .... import backend
-from ....base import MXNetError
+from ....base import MXNetError, MXNetTypeError, MXNetValueError
+from ....image import rotate_raw, scale_down
 from ....ndarray import NDArray
+from ....ndarray import image as _nd_image
+from ....ndarray.image import resize_raw, resized_hw
 
 __all__ = ['Compose', 'Cast', 'ToTensor', 'Normalize', 'RandomCrop', 'CenterCrop', 'Resize',
-           'RandomResizedCrop', 'RandomFlipLeftRight', 'RandomFlipTopBottom',
+           'CropResize', 'RandomResizedCrop', 'RandomFlipLeftRight', 'RandomFlipTopBottom',
+           'Rotate', 'RandomRotation', 'RandomApply',
            'RandomBrightness', 'RandomContrast', 'RandomSaturation', 'RandomHue',
            'RandomColorJitter', 'RandomLighting']
 
@@ -103,21 +107,7 @@ class ToTensor(Transform):
     """HWC (or NHWC) image with values in [0, 255] -> CHW (NCHW) float32 in [0, 1]."""
 
     def forward(self, data):
-        _check_image('ToTensor', data)
-        xp = _array_module(data)
-        axes = (2, 0, 1) if data.ndim == 3 else (0, 3, 1, 2)
-        moved = data.transpose(axes)
-        out = xp.empty(moved.shape, np.float32)
-        xp.divide(moved, np.float32(255), out=out)
-        return out
-
-
-def _per_channel(name, values, channels):
-    values = np.asarray(values, dtype=np.float32).reshape(-1)
-    if values.size not in (1, channels):
-        raise MXNetError('Normalize: %s has %d values but the tensor has %d channels'
-                         % (name, values.size, channels))
-    return values
+        return _nd_image._image_to_tensor(_array_module(data), data)
 
 
 class Normalize(Transform):
@@ -135,25 +125,9 @@ class Normalize(Transform):
         std_arr = np.asarray(std, dtype=np.float32)
         if np.any(std_arr == 0):
             raise MXNetError('Normalize: std must not contain zeros, got %r' % (std,))
-        self._cache = {}
-
-    def _params(self, xp, data, channels):
-        key = (xp.__name__, getattr(getattr(data, 'device', None), 'id', None), channels)
-        if key not in self._cache:
-            mean = _per_channel('mean', self._mean, channels)
-            inv_std = 1 / _per_channel('std', self._std, channels)
-            self._cache[key] = (xp.asarray(mean.reshape(-1, 1, 1)),
-                                xp.asarray(inv_std.reshape(-1, 1, 1)))
-        return self._cache[key]
 
     def forward(self, data):
-        if data.ndim not in (3, 4) or data.dtype.kind != 'f':
-            raise MXNetError('Normalize expects a CHW (or NCHW) float tensor, got %s of shape %s; '
-                             'apply ToTensor first' % (data.dtype, data.shape))
-        xp = _array_module(data)
-        mean, inv_std = self._params(xp, data, data.shape[-3])
-        out = xp.subtract(data, mean, dtype=np.result_type(data.dtype, np.float32))
-        out *= inv_std
+        out, _ = _nd_image._image_normalize(_array_module(data), data, self._mean, self._std)
         return out
 
     def __repr__(self):
@@ -175,64 +149,16 @@ def _size_wh(name, size):
     return w, h
 
 
-_PIL_FILTERS = {0: 'NEAREST', 1: 'BILINEAR', 2: 'BICUBIC', 3: 'BOX', 4: 'LANCZOS'}
-
-
-def _interp_code(name, interp, src_wh, dst_wh):
-    """MXNet/OpenCV codes: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos,
-    9 auto (bicubic up, area down, bilinear otherwise), 10 random."""
-    if interp == 9:
-        if dst_wh[0] > src_wh[0] and dst_wh[1] > src_wh[1]:
-            return 2
-        if dst_wh[0] < src_wh[0] and dst_wh[1] < src_wh[1]:
-            return 3
-        return 1
-    if interp == 10:
-        return int(np.random.randint(0, 5))
-    if interp not in _PIL_FILTERS:
-        raise MXNetError('%s: interpolation must be 0-4, 9 or 10, got %r' % (name, interp))
-    return interp
-
-
-def imresize(data, w, h, interp=1):
-    """Resize an HWC image to ``w x h`` with Pillow (uint8 fast path, float per channel)."""
-    from PIL import Image
-    xp = _array_module(data)
-    host = backend.to_host(data)
-    code = _interp_code('resize', interp, (host.shape[1], host.shape[0]), (w, h))
-    resample = getattr(Image, _PIL_FILTERS[code])
-    if host.dtype == np.uint8 and host.shape[2] in (1, 3, 4):
-        img = Image.fromarray(np.ascontiguousarray(host if host.shape[2] > 1 else host[:, :, 0]))
-        out = np.asarray(img.resize((w, h), resample))
-        out = out.reshape(h, w, host.shape[2])
-    else:
-        planes = [np.asarray(Image.fromarray(np.ascontiguousarray(host[:, :, c], np.float32))
-                             .resize((w, h), resample)) for c in range(host.shape[2])]
-        out = np.stack(planes, axis=2).astype(host.dtype, copy=False)
-    return out if xp is np else xp.asarray(out)
-
-
-def _scale_down(src_wh, size_wh):
-    """The biggest crop of ``size_wh``'s aspect ratio that fits in ``src_wh`` (MXNet's rule)."""
-    w, h = size_wh
-    sw, sh = src_wh
-    if sh < h:
-        w, h = float(w * sh) / h, sh
-    if sw < w:
-        w, h = sw, float(h * sw) / w
-    return int(w), int(h)
-
-
 def _crop_resize(data, x0, y0, w, h, size_wh, interp):
     out = data[y0:y0 + h, x0:x0 + w]
     if (w, h) != size_wh:
-        out = imresize(out, size_wh[0], size_wh[1], interp)
+        out = resize_raw(_array_module(data), out, size_wh[0], size_wh[1], interp)
     return out
 
 
 def _center_crop(data, size_wh, interp):
     sh, sw = data.shape[:2]
-    w, h = _scale_down((sw, sh), size_wh)
+    w, h = scale_down((sw, sh), size_wh)
     return _crop_resize(data, (sw - w) // 2, (sh - h) // 2, w, h, size_wh, interp)
 
 
@@ -286,7 +212,7 @@ class RandomCrop(Transform):
             xp = _array_module(data)
             padded = xp.pad(data, ((top, bottom), (left, right), (0, 0)),
                             constant_values=self._pad_value)
-            nw, nh = _scale_down((pw, ph), (cw, ch))
+            nw, nh = scale_down((pw, ph), (cw, ch))
             x0, y0 = np.random.randint(0, pw - nw + 1), np.random.randint(0, ph - nh + 1)
             return _crop_resize(padded, x0, y0, nw, nh, self._size, self._interpolation)
         y0 = np.random.randint(0, ph - ch + 1)
@@ -323,7 +249,7 @@ class CenterCrop(Transform):
 
 
 class Resize(Transform):
-    """Resize to ``size``.
+    """Resize to ``size`` (the arguments are checked when it is applied, as in MXNet).
 
     Parameters
     ----------
@@ -336,28 +262,42 @@ class Resize(Transform):
 
     def __init__(self, size, keep_ratio=False, interpolation=1):
         self._keep = bool(keep_ratio)
-        self._size = size if isinstance(size, numbers.Integral) else _size_wh('Resize', size)
-        if isinstance(size, numbers.Integral) and size <= 0:
-            raise MXNetError('Resize: size must be positive, got %r' % (size,))
+        self._size = size
         self._interpolation = interpolation
 
-    def _target(self, h, w):
-        if not isinstance(self._size, numbers.Integral):
-            return self._size
-        if not self._keep:
-            return self._size, self._size
-        if h > w:
-            return self._size, int(h * self._size / w)
-        return int(w * self._size / h), self._size
+    def forward(self, data):
+        _check_image('Resize', data)
+        h, w = resized_hw(data.shape[-3], data.shape[-2], self._size, self._keep)
+        return resize_raw(_array_module(data), data, w, h, self._interpolation)
+
+
+class CropResize(Transform):
+    """The ``width x height`` window at column ``x``, row ``y``, resized to ``size``
+    when given.
+
+    Parameters
+    ----------
+    x, y : int
+        Left and top edges of the window.
+    width, height : int
+    size : int or (width, height), optional
+    interpolation : int, optional
+        For the resize; bilinear by default.
+    """
+
+    def __init__(self, x, y, width, height, size=None, interpolation=None):
+        self._window = (x, y, width, height)
+        self._size = size
+        self._interpolation = interpolation
 
     def forward(self, data):
-        if data.ndim == 4:
-            return _array_module(data).stack([self.forward(d) for d in data])
-        if data.ndim != 3:
-            raise MXNetError('Resize expects an HWC image (or NHWC batch), got shape %s'
-                             % (data.shape,))
-        w, h = self._target(*data.shape[:2])
-        return imresize(data, w, h, self._interpolation)
+        xp = _array_module(data)
+        out, _ = _nd_image._image_crop(xp, data, *self._window)
+        if self._size:
+            h, w = resized_hw(out.shape[-3], out.shape[-2], self._size, False)
+            interp = 1 if self._interpolation is None else self._interpolation
+            out = resize_raw(xp, out, w, h, interp)
+        return out
 
 
 class RandomResizedCrop(Transform):
@@ -416,6 +356,99 @@ class RandomFlipTopBottom(Transform):
     def forward(self, data):
         _check_image('RandomFlipTopBottom', data)
         return data[..., ::-1, :, :] if np.random.random_sample() < 0.5 else data
+
+
+def _rotated(name, data, degrees, zoom_in, zoom_out):
+    if np.dtype(data.dtype) != np.float32:
+        raise MXNetTypeError('%s only supports float32 CHW tensors, got %s; apply it after '
+                             'ToTensor' % (name, data.dtype))
+    if data.ndim not in (3, 4):
+        raise MXNetValueError('%s expects a CHW tensor or an NCHW batch, got shape %s'
+                              % (name, data.shape))
+    batch = data[None] if data.ndim == 3 else data
+    degrees = np.broadcast_to(np.asarray(degrees, dtype=np.float64), (batch.shape[0],))
+    out = rotate_raw(_array_module(data), batch, degrees, zoom_in, zoom_out)
+    return out[0] if data.ndim == 3 else out
+
+
+class Rotate(Transform):
+    """Rotate a CHW float32 tensor (or NCHW batch) by ``rotation_degrees``, keeping its
+    shape (see ``mx.image.imrotate``).
+
+    Parameters
+    ----------
+    rotation_degrees : float
+        Counter-clockwise.
+    zoom_in : bool, default False
+        Zoom so that no padding shows.
+    zoom_out : bool, default False
+        Zoom out so that the whole image stays in view.
+    """
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        if zoom_in and zoom_out:
+            raise MXNetValueError('Rotate: `zoom_in` and `zoom_out` cannot be both True')
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, data):
+        return _rotated('Rotate', data, *self._args)
+
+
+class RandomRotation(Transform):
+    """Rotate by an angle drawn uniformly from ``angle_limits`` (one per image of a
+    batch), with probability ``rotate_with_proba``.
+
+    Parameters
+    ----------
+    angle_limits : (float, float)
+        Lowest and highest angle in degrees.
+    zoom_in, zoom_out : bool, default False
+        As for ``Rotate``.
+    rotate_with_proba : float, default 1
+    """
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise MXNetValueError('RandomRotation: `angle_limits` must be an ordered pair '
+                                  '(lower, upper), got %r' % (angle_limits,))
+        if not 0 <= rotate_with_proba <= 1:
+            raise MXNetValueError('RandomRotation: the probability of rotating must be between '
+                                  '0 and 1, got %r' % (rotate_with_proba,))
+        if zoom_in and zoom_out:
+            raise MXNetValueError('RandomRotation: `zoom_in` and `zoom_out` cannot be both True')
+        self._limits = (float(lower), float(upper))
+        self._zoom = (zoom_in, zoom_out)
+        self._proba = rotate_with_proba
+
+    def forward(self, data):
+        if np.random.random_sample() > self._proba:
+            return data
+        count = 1 if data.ndim == 3 else data.shape[0]
+        degrees = np.random.uniform(*self._limits, size=count)
+        return _rotated('RandomRotation', data, degrees, *self._zoom)
+
+
+class RandomApply(Transform):
+    """Apply ``transforms`` (a transform or any callable) with probability ``p``.
+
+    Parameters
+    ----------
+    transforms : callable
+    p : float, default 0.5
+    """
+
+    def __init__(self, transforms, p=0.5):
+        if not callable(transforms):
+            raise MXNetError('RandomApply: %r is not callable' % (transforms,))
+        self._transforms = transforms
+        self._p = p
+
+    def __call__(self, x):
+        return x if np.random.random_sample() > self._p else self._transforms(x)
+
+    def forward(self, data):
+        return self(data)
 
 
 # ---- colour --------------------------------------------------------------------------------

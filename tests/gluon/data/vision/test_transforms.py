@@ -57,7 +57,7 @@ def test_normalize_matches_numpy():
 def test_normalize_errors():
     with pytest.raises(MXNetError, match='mean has 2 values but the tensor has 3 channels'):
         T.Normalize((0.1, 0.2), 1)(np.zeros((3, 2, 2), np.float32))
-    with pytest.raises(MXNetError, match='apply ToTensor first'):
+    with pytest.raises(MXNetError, match='apply ToTensor'):
         T.Normalize(0.5, 0.5)(np.zeros((4, 4, 3), np.uint8))
     with pytest.raises(MXNetError, match='must not contain zeros'):
         T.Normalize(0, (1, 0, 1))
@@ -262,3 +262,60 @@ def test_transforms_run_on_the_array_context(ctx):
     out = pipeline(nd.array(img, dtype='uint8', ctx=ctx))
     assert out.context == ctx and out.shape == (3, 10, 10)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_resize_checks_its_size_when_applied():
+    bad = T.Resize(-150, keep_ratio=True)  # built without complaint, as in MXNet
+    with pytest.raises(MXNetError, match='size'):
+        bad(_image())
+    with pytest.raises(MXNetError, match='size'):
+        T.Resize((100, 100, 100))(_image())
+    img = nd.random.uniform(0, 255, (30, 20, 3))
+    np.testing.assert_array_equal(T.Resize(15, keep_ratio=True)(img).asnumpy(),
+                                  mx.image.imresize(img, 15, 22, 1).asnumpy())
+
+
+def test_crop_resize():
+    img = np.arange(60).reshape(5, 4, 3).astype(np.float32)
+    np.testing.assert_array_equal(T.CropResize(1, 2, 2, 3)(img), img[2:5, 1:3])
+    batch = np.stack([img, img + 1])
+    np.testing.assert_array_equal(T.CropResize(0, 0, 3, 2)(batch), batch[:, 0:2, 0:3])
+    out = T.CropResize(0, 0, 2, 2, size=(4, 4), interpolation=0)(img)
+    np.testing.assert_array_equal(out, img[0:2, 0:2].repeat(2, 0).repeat(2, 1))
+    with pytest.raises(MXNetError, match='does not fit'):
+        T.CropResize(3, 0, 2, 2)(img)
+
+
+def test_rotate_a_tensor_by_quarter_turns():
+    x = np.zeros((2, 3, 3), np.float32)
+    x[:, 1, 2] = 1
+    out = T.Rotate(90)(nd.array(x, dtype='float32')).asnumpy()
+    ref = np.zeros_like(x)
+    ref[:, 0, 1] = 1
+    np.testing.assert_allclose(out, ref, atol=1e-6)
+    assert T.Rotate(10)(np.ones((4, 1, 5, 6), np.float32)).shape == (4, 1, 5, 6)
+    with pytest.raises(TypeError, match='float32'):
+        T.Rotate(10)(nd.ones((3, 4, 4), dtype='uint8'))
+
+
+def test_random_rotation():
+    with pytest.raises(ValueError, match='between 0 and 1'):
+        T.RandomRotation((-10, 10), rotate_with_proba=1.5)
+    with pytest.raises(ValueError, match='ordered'):
+        T.RandomRotation((10, -10))
+    x = np.random.RandomState(0).uniform(size=(3, 8, 8)).astype(np.float32)
+    np.testing.assert_array_equal(T.RandomRotation((-90, 90), rotate_with_proba=0)(x), x)
+    np.random.seed(3)
+    np.random.random_sample()  # the draw that decides whether to rotate
+    degrees = np.random.uniform(-90, 90, size=1)
+    np.random.seed(3)
+    out = T.RandomRotation((-90, 90))(x)
+    np.testing.assert_allclose(out, T.Rotate(float(degrees[0]))(x), rtol=1e-6)
+
+
+def test_random_apply_applies_with_probability_p():
+    np.random.seed(0)
+    double = T.RandomApply(lambda a: a * 2, p=0.3)
+    applied = sum(double(np.ones(1))[0] == 2 for _ in range(2000))
+    assert abs(applied / 2000 - 0.3) < 0.05
+    assert T.RandomApply(T.Compose([T.Resize(4)]), p=1)(_image()).shape == (4, 4, 3)

@@ -1,0 +1,226 @@
+"""``mx.nd.image``: MXNet's image ops on HWC images (NHWC batches) and CHW tensors.
+
+The ops are in the op table (forward and backward side by side) under MXNet's
+internal names (``_image_crop``, ...); the functions here are the public spellings.
+Resizing goes through Pillow on the host (OpenCV's interpolation codes are mapped to
+Pillow's filters); the other ops run on the array's own device.
+"""
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..base import MXNetError
+from .dispatch import invoke
+from .registry import get_op, register
+
+__all__ = ['to_tensor', 'normalize', 'flip_left_right', 'flip_top_bottom',
+           'random_flip_left_right', 'random_flip_top_bottom', 'crop', 'resize']
+
+# OpenCV's codes as MXNet uses them: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos.
+_PIL_FILTERS = {0: 'NEAREST', 1: 'BILINEAR', 2: 'BICUBIC', 3: 'BOX', 4: 'LANCZOS'}
+
+
+def interp_method(interp, sizes=()):
+    """An interpolation code 0-4 from MXNet's ``interp`` (9: bicubic to enlarge, area to
+    shrink, bilinear otherwise; 10: a random one), ``sizes`` = (old_h, old_w, new_h, new_w)."""
+    if interp == 9:
+        if not sizes:
+            return 2
+        oh, ow, nh, nw = sizes
+        if nh > oh and nw > ow:
+            return 2
+        if nh < oh and nw < ow:
+            return 3
+        return 1
+    if interp == 10:
+        return int(np.random.randint(0, 5))
+    if interp not in _PIL_FILTERS:
+        raise MXNetError('interpolation must be 0 (nearest), 1 (bilinear), 2 (bicubic), '
+                         '3 (area), 4 (lanczos), 9 (auto) or 10 (random), got %r' % (interp,))
+    return int(interp)
+
+
+def resize_raw(xp, data, w, h, interp=1):
+    """An HWC (or NHWC) host or device array resized to ``w x h`` with Pillow."""
+    if data.ndim == 4:
+        return xp.stack([resize_raw(xp, d, w, h, interp) for d in data])
+    if data.ndim != 3:
+        raise MXNetError('resize expects an HWC image or an NHWC batch, got shape %s'
+                         % (data.shape,))
+    from PIL import Image
+    host = backend.to_host(data)
+    code = interp_method(interp, (host.shape[0], host.shape[1], h, w))
+    resample = getattr(Image, _PIL_FILTERS[code])
+    if host.dtype == np.uint8 and host.shape[2] in (1, 3, 4):
+        img = Image.fromarray(np.ascontiguousarray(host if host.shape[2] > 1 else host[:, :, 0]))
+        out = np.asarray(img.resize((w, h), resample)).reshape(h, w, host.shape[2])
+    else:  # Pillow resizes float images one 32-bit plane at a time
+        planes = [np.asarray(Image.fromarray(np.ascontiguousarray(host[:, :, c], np.float32))
+                             .resize((w, h), resample)) for c in range(host.shape[2])]
+        out = np.stack(planes, axis=2)
+        if host.dtype.kind in 'iu':
+            info = np.iinfo(host.dtype)
+            out = np.clip(np.rint(out), info.min, info.max)
+        out = out.astype(host.dtype, copy=False)
+    return out if xp is np else xp.asarray(out)
+
+
+def resized_hw(data_h, data_w, size, keep_ratio):
+    """MXNet's output (height, width) for ``size`` = an int or (width, height)."""
+    size = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+    if len(size) not in (1, 2):
+        raise MXNetError('resize: size must be an int or (width, height), got %r' % (size,))
+    if any(not isinstance(s, numbers.Integral) or s <= 0 for s in size):
+        raise MXNetError('resize: sizes must be positive ints, got %r' % (size,))
+    if len(size) == 2:
+        return int(size[1]), int(size[0])
+    s = int(size[0])
+    if not keep_ratio:
+        return s, s
+    if data_h > data_w:  # the shorter side becomes ``size``
+        return data_h * s // data_w, s
+    return s, data_w * s // data_h
+
+
+def _check_hwc(name, data):
+    if data.ndim not in (3, 4):
+        raise MXNetError('%s expects an HWC image or an NHWC batch, got shape %s'
+                         % (name, data.shape))
+
+
+@register('_image_resize', differentiable=False)
+def _image_resize(xp, data, size=(), keep_ratio=False, interp=1):
+    """Resize an HWC image (or NHWC batch) to ``size``: an int (a square, or with
+    ``keep_ratio`` the shorter side) or (width, height)."""
+    _check_hwc('resize', data)
+    h, w = resized_hw(data.shape[-3], data.shape[-2], size, keep_ratio)
+    return resize_raw(xp, data, w, h, interp)
+
+
+@register('_image_crop')
+def _image_crop(xp, data, x, y, width, height):
+    """The ``width x height`` window at column ``x``, row ``y`` of an HWC image (or batch)."""
+    _check_hwc('crop', data)
+    rows, cols = data.shape[-3], data.shape[-2]
+    if width <= 0 or height <= 0:
+        raise MXNetError('crop: width and height must be > 0, got %d x %d' % (width, height))
+    if x < 0 or y < 0 or x + width > cols or y + height > rows:
+        raise MXNetError('crop: the window x=%d, y=%d, %d x %d does not fit in the %d x %d '
+                         'image' % (x, y, width, height, cols, rows))
+    window = (Ellipsis, slice(y, y + height), slice(x, x + width), slice(None))
+    shape, dtype = data.shape, data.dtype
+
+    def backward(dy):
+        grad = xp.zeros(shape, dtype)
+        grad[window] = dy
+        return (grad,)
+    return data[window].copy(), backward
+
+
+@register('_image_flip_left_right')
+def _image_flip_left_right(xp, data):
+    """Mirror an HWC image (or NHWC batch) horizontally."""
+    _check_hwc('flip_left_right', data)
+    return xp.flip(data, axis=-2).copy(), lambda dy: (xp.flip(dy, axis=-2),)
+
+
+@register('_image_flip_top_bottom')
+def _image_flip_top_bottom(xp, data):
+    """Flip an HWC image (or NHWC batch) upside down."""
+    _check_hwc('flip_top_bottom', data)
+    return xp.flip(data, axis=-3).copy(), lambda dy: (xp.flip(dy, axis=-3),)
+
+
+@register('_image_to_tensor', differentiable=False)
+def _image_to_tensor(xp, data):
+    """HWC (NHWC) with values in [0, 255] -> CHW (NCHW) float32 in [0, 1]."""
+    if data.ndim not in (3, 4):
+        raise MXNetError('to_tensor expects an HWC image or an NHWC batch, got shape %s'
+                         % (data.shape,))
+    moved = data.transpose((2, 0, 1) if data.ndim == 3 else (0, 3, 1, 2))
+    out = xp.empty(moved.shape, np.float32)
+    xp.divide(moved, np.float32(255), out=out)
+    return out
+
+
+def per_channel(name, values, channels):
+    """``values`` (a number or one per channel) as a float32 vector for ``channels``."""
+    values = np.asarray(values, dtype=np.float32).reshape(-1)
+    if values.size not in (1, channels):
+        raise MXNetError('normalize: %s has %d values but the tensor has %d channels'
+                         % (name, values.size, channels))
+    return values
+
+
+@register('_image_normalize')
+def _image_normalize(xp, data, mean=0.0, std=1.0):
+    """``(x - mean) / std`` per channel of a CHW (NCHW) float tensor."""
+    if data.ndim not in (3, 4) or data.dtype.kind != 'f':
+        raise MXNetError('normalize expects a CHW tensor or an NCHW batch of floats, got %s of '
+                         'shape %s; apply ToTensor (nd.image.to_tensor) first'
+                         % (data.dtype, data.shape))
+    channels = data.shape[-3]
+    inv_std = 1 / per_channel('std', std, channels)
+    mean = xp.asarray(per_channel('mean', mean, channels).reshape(-1, 1, 1))
+    inv_std = xp.asarray(inv_std.reshape(-1, 1, 1))
+    out = xp.subtract(data, mean, dtype=np.result_type(data.dtype, np.float32))
+    out *= inv_std
+    return out.astype(data.dtype, copy=False), \
+        lambda dy: ((dy * inv_std).astype(dy.dtype, copy=False),)
+
+
+def _run(name, data, **params):
+    return invoke(get_op(name), [data], params)
+
+
+def to_tensor(data):
+    """HWC (NHWC) image(s) with values in [0, 255] -> CHW (NCHW) float32 in [0, 1]."""
+    return _run('_image_to_tensor', data)
+
+
+def normalize(data, mean=0.0, std=1.0):
+    """``(data - mean) / std`` per channel of a CHW tensor (or NCHW batch)."""
+    if np.any(np.asarray(std, dtype=np.float32) == 0):
+        raise MXNetError('normalize: std must not contain zeros, got %r' % (std,))
+    return _run('_image_normalize', data, mean=mean, std=std)
+
+
+def flip_left_right(data):
+    """Mirror an HWC image (or NHWC batch) horizontally."""
+    return _run('_image_flip_left_right', data)
+
+
+def flip_top_bottom(data):
+    """Flip an HWC image (or NHWC batch) upside down."""
+    return _run('_image_flip_top_bottom', data)
+
+
+def random_flip_left_right(data):
+    """``flip_left_right`` with probability 1/2, else ``data`` itself."""
+    return flip_left_right(data) if np.random.random_sample() < 0.5 else data
+
+
+def random_flip_top_bottom(data):
+    """``flip_top_bottom`` with probability 1/2, else ``data`` itself."""
+    return flip_top_bottom(data) if np.random.random_sample() < 0.5 else data
+
+
+def crop(data, x, y, width, height):
+    """The ``width x height`` window at column ``x``, row ``y`` of an HWC image (or batch)."""
+    return _run('_image_crop', data, x=int(x), y=int(y), width=int(width), height=int(height))
+
+
+def resize(data, size=(), keep_ratio=False, interp=1):
+    """Resize an HWC image (or NHWC batch).
+
+    Parameters
+    ----------
+    size : int or (width, height)
+        An int gives a square, or with ``keep_ratio`` the length of the shorter side.
+    keep_ratio : bool, default False
+    interp : int, default 1
+        OpenCV's codes: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos, 9 auto,
+        10 random.
+    """
+    return _run('_image_resize', data, size=size, keep_ratio=keep_ratio, interp=interp)

@@ -1,0 +1,85 @@
+"""nd.image: MXNet's image ops against numpy references (gradients: op_cases.py)."""
+import numpy as np
+import pytest
+
+from minigluon import autograd, nd
+from minigluon.base import MXNetError
+from minigluon.ndarray.image import interp_method, resized_hw
+
+
+def _hwc(h=4, w=5, c=3, seed=0):
+    return np.random.RandomState(seed).randint(0, 256, size=(h, w, c)).astype(np.uint8)
+
+
+def test_flips_match_numpy_for_images_and_batches():
+    img = _hwc()
+    np.testing.assert_array_equal(nd.image.flip_left_right(nd.array(img, dtype='uint8')).asnumpy(),
+                                  img[:, ::-1])
+    np.testing.assert_array_equal(nd.image.flip_top_bottom(nd.array(img, dtype='uint8')).asnumpy(),
+                                  img[::-1])
+    batch = np.stack([img, _hwc(seed=1)])
+    np.testing.assert_array_equal(nd.image.flip_left_right(nd.array(batch)).asnumpy(),
+                                  batch[:, :, ::-1])
+
+
+def test_to_tensor_and_normalize():
+    img = _hwc()
+    t = nd.image.to_tensor(nd.array(img, dtype='uint8'))
+    assert t.dtype == np.float32 and t.shape == (3, 4, 5)
+    np.testing.assert_allclose(t.asnumpy(), img.transpose(2, 0, 1) / 255.0, rtol=1e-6)
+    out = nd.image.normalize(t, mean=(0.1, 0.2, 0.3), std=(0.5, 1.0, 2.0)).asnumpy()
+    ref = (img.transpose(2, 0, 1) / 255.0 - np.array([0.1, 0.2, 0.3])[:, None, None]) \
+        / np.array([0.5, 1.0, 2.0])[:, None, None]
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+    with pytest.raises(MXNetError, match='expects an HWC image'):
+        nd.image.to_tensor(nd.zeros((1, 2, 3, 4, 3)))
+    with pytest.raises(MXNetError, match='3 values but the tensor has 4 channels'):
+        nd.image.normalize(nd.zeros((4, 2, 2)), mean=(0, 1, 2), std=(1, 1, 1))
+
+
+def test_normalize_gradient_is_one_over_std():
+    x = nd.ones((2, 2, 2))
+    x.attach_grad()
+    with autograd.record():
+        y = nd.image.normalize(x, mean=(0.0, 1.0), std=(2.0, 4.0))
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy()[:, 0, 0], [0.5, 0.25])
+
+
+def test_crop_is_a_window_and_checks_it_fits():
+    img = _hwc(6, 5)
+    np.testing.assert_array_equal(nd.image.crop(nd.array(img), 1, 2, 3, 4).asnumpy(),
+                                  img[2:6, 1:4])
+    with pytest.raises(MXNetError, match='does not fit'):
+        nd.image.crop(nd.array(img), 3, 0, 3, 2)
+    with pytest.raises(MXNetError, match='must be > 0'):
+        nd.image.crop(nd.array(img), 0, 0, -1, 2)
+
+
+def test_resize_sizes_as_mxnet():
+    assert resized_hw(300, 200, 150, True) == (225, 150)   # shorter side 150, rest scaled
+    assert resized_hw(200, 300, 150, True) == (150, 225)
+    assert resized_hw(7, 3, 2, True) == (4, 2)              # integer division, as MXNet
+    assert resized_hw(300, 200, (100, 50), False) == (50, 100)   # size is (width, height)
+    assert nd.image.resize(nd.zeros((10, 20, 3)), 5).shape == (5, 5, 3)
+    assert nd.image.resize(nd.zeros((2, 10, 20, 3)), (4, 6)).shape == (2, 6, 4, 3)
+    for bad in (-1, (1, 2, 3), (0, 4)):
+        with pytest.raises(MXNetError, match='size'):
+            nd.image.resize(nd.zeros((4, 4, 3)), bad)
+
+
+def test_resize_nearest_doubles_pixels_and_keeps_dtype():
+    img = _hwc(2, 3)
+    for dtype in ('uint8', 'float32', 'float64'):
+        out = nd.image.resize(nd.array(img, dtype=dtype), (6, 4), interp=0)
+        assert out.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(out.asnumpy(), img.repeat(2, 0).repeat(2, 1))
+
+
+def test_interp_method_auto_and_errors():
+    assert interp_method(9, (10, 10, 20, 20)) == 2   # enlarge: bicubic
+    assert interp_method(9, (10, 10, 5, 5)) == 3     # shrink: area
+    assert interp_method(9, (10, 10, 20, 5)) == 1
+    assert interp_method(10) in range(5)
+    with pytest.raises(MXNetError, match='interpolation must be'):
+        interp_method(7)
