@@ -22,22 +22,48 @@ def record(train_mode=True):  # pylint: disable=redefined-outer-name
     ----------
     train_mode : bool, default True
         Whether layers behave as in training (Dropout active, BatchNorm batch stats).
+
+    Returns
+    -------
+    context manager
+        Restores the previous recording and training flags on exit.
     """
     return tape.Scope(True, train_mode)
 
 
 def pause(train_mode=False):  # pylint: disable=redefined-outer-name
-    """Stop recording inside a ``with`` block (e.g. for metrics inside ``record``)."""
+    """Stop recording inside a ``with`` block (e.g. for metrics inside ``record``).
+
+    Parameters
+    ----------
+    train_mode : bool, default False
+        Whether layers behave as in training inside the block.
+
+    Returns
+    -------
+    context manager
+        Restores the previous recording and training flags on exit.
+    """
     return tape.Scope(False, train_mode)
 
 
 def train_mode():
-    """Training behaviour of layers without changing the recording flag."""
+    """Training behaviour of layers inside a ``with`` block, recording unchanged.
+
+    Returns
+    -------
+    context manager
+    """
     return tape.Scope(None, True)
 
 
 def predict_mode():
-    """Inference behaviour of layers without changing the recording flag."""
+    """Inference behaviour of layers inside a ``with`` block, recording unchanged.
+
+    Returns
+    -------
+    context manager
+    """
     return tape.Scope(None, False)
 
 
@@ -56,6 +82,13 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # py
         Gradients flowing into each head; ones when omitted.
     retain_graph : bool, default False
         Keep the graph so it can be differentiated again.
+    train_mode : bool, default True
+        Accepted for MXNet compatibility; the backward rules do not depend on it.
+
+    Raises
+    ------
+    MXNetError
+        If ``head_grads`` and ``heads`` differ in number.
     """
     heads = _as_list(heads)
     if head_grads is not None:
@@ -73,6 +106,27 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     The variables' ``.grad`` buffers are left untouched. ``create_graph=True``
     (differentiating the gradients again) is not supported: the backward rules run
     on raw arrays and are not themselves recorded.
+
+    Parameters
+    ----------
+    heads : NDArray or list of NDArray
+        Outputs of recorded computations.
+    variables : NDArray or list of NDArray
+        Marked variables (``attach_grad`` or ``mark_variables``) to differentiate by.
+    head_grads : NDArray or list of (NDArray or None), optional
+        Gradients flowing into each head; ones when omitted.
+    retain_graph : bool, optional
+        Keep the graph so it can be differentiated again; defaults to
+        ``create_graph``.
+    create_graph : bool, default False
+        Must be False (see above).
+    train_mode : bool, default True
+        Accepted for MXNet compatibility.
+
+    Returns
+    -------
+    NDArray or list of NDArray
+        One gradient per variable, a single NDArray when ``variables`` was one.
     """
     if create_graph:
         raise MXNetError('autograd.grad(create_graph=True): higher-order gradients are not '
@@ -90,7 +144,27 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
 
 
 def mark_variables(variables, gradients, grad_reqs='write'):
-    """Mark NDArrays as variables whose gradients ``backward`` writes into ``gradients``."""
+    """Mark NDArrays as variables whose gradients ``backward`` writes into ``gradients``.
+
+    Each variable starts a new graph: operations recorded before the call no longer
+    lead to it.
+
+    Parameters
+    ----------
+    variables : NDArray or list of NDArray
+        The arrays to differentiate by.
+    gradients : NDArray or list of NDArray
+        One buffer per variable, of its shape, that receives its gradient.
+    grad_reqs : str or list of str, default 'write'
+        'write' overwrites the buffer, 'add' accumulates into it, 'null' computes
+        no gradient; one for all variables or one per variable.
+
+    Raises
+    ------
+    MXNetError
+        If the lists differ in length, a buffer's shape differs from its variable's,
+        or a ``grad_req`` is unknown.
+    """
     variables, gradients = _as_list(variables), _as_list(gradients)
     if isinstance(grad_reqs, str):
         grad_reqs = [grad_reqs] * len(variables)
@@ -126,12 +200,44 @@ class Function:
         self.saved_tensors = ()
 
     def save_for_backward(self, *args):
+        """Keep ``args`` (typically NDArrays from ``forward``) as ``self.saved_tensors``.
+
+        Call it in ``forward``; a later call replaces what an earlier one saved.
+        """
         self.saved_tensors = args
 
     def forward(self, *inputs):
+        """Compute the outputs; define it in a subclass.
+
+        It runs with recording paused, so the operations inside are not themselves
+        differentiated: ``backward`` gives their gradient.
+
+        Parameters
+        ----------
+        *inputs : NDArray
+            The arguments the instance was called with.
+
+        Returns
+        -------
+        NDArray or list of NDArray
+        """
         raise NotImplementedError
 
     def backward(self, *output_grads):
+        """Compute the gradients of the inputs from those of the outputs; define it in a
+        subclass.
+
+        Parameters
+        ----------
+        *output_grads : NDArray
+            One gradient per output of ``forward``, in order.
+
+        Returns
+        -------
+        NDArray or list of (NDArray or None)
+            One gradient per input of ``forward``, shaped like it; None for an input
+            that needs none.
+        """
         raise NotImplementedError
 
     def __call__(self, *inputs):

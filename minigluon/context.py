@@ -51,6 +51,10 @@ class Context:
 
     @property
     def device_typeid(self):
+        """MXNet's integer code for the device type: 1 cpu, 2 gpu, 3 cpu_pinned.
+
+        It is the number MXNet's file formats store (see ``devstr2type``).
+        """
         return self.devstr2type[self.device_type]
 
     @property
@@ -66,6 +70,7 @@ class Context:
 
     @property
     def is_gpu(self):
+        """Whether this is a GPU context, whose arrays live in CuPy device memory."""
         return self.device_type == 'gpu'
 
     def device(self):
@@ -77,13 +82,31 @@ class Context:
         return scope
 
     def put(self, data, dtype=None):
-        """A fresh copy of host or device array ``data`` on this device, cast to ``dtype``."""
+        """A fresh copy of host or device array ``data`` on this device.
+
+        Parameters
+        ----------
+        data : numpy.ndarray or cupy.ndarray
+            The array to copy, from any device.
+        dtype : str or numpy.dtype, optional
+            The copy's dtype; ``data``'s own when None.
+
+        Returns
+        -------
+        numpy.ndarray or cupy.ndarray
+            An array of this device's module (``xp``), never ``data`` itself.
+        """
         if self.is_gpu:
             self.xp  # the clear error when the GPU is unusable
             return backend.to_device(data, self.device_id, dtype)
         return backend.host_copy(data, dtype)
 
     def empty_cache(self):
+        """Give the memory CuPy's pool keeps cached on this GPU back to the driver.
+
+        Arrays still alive are untouched; only freed blocks kept for reuse go, so that
+        other processes (or ``gpu_memory_info``) see them as free. Does nothing on a CPU.
+        """
         if self.is_gpu:
             backend.free_cached_memory(self.device_id)
 
@@ -121,17 +144,54 @@ def _default_stack():
 
 
 def cpu(device_id=0):
-    """CPU context ``device_id``; different ids are distinct logical devices."""
+    """The CPU context ``device_id``, whose arrays are numpy arrays.
+
+    Parameters
+    ----------
+    device_id : int, default 0
+        Different ids are distinct logical devices sharing host memory (useful to
+        test multi-device code on one machine).
+
+    Returns
+    -------
+    Context
+    """
     return Context('cpu', device_id)
 
 
 def cpu_pinned(device_id=0):
-    """Page-locked host memory, for fast copies to GPU ``device_id``."""
+    """The pinned-CPU context ``device_id``: host arrays meant for copies to GPU ``device_id``.
+
+    Its arrays are numpy arrays; the DataLoader (``pin_memory=True``) places them in
+    page-locked memory when CuPy sees a GPU, which speeds copies to the device.
+
+    Parameters
+    ----------
+    device_id : int, default 0
+        The GPU the arrays are meant for.
+
+    Returns
+    -------
+    Context
+    """
     return Context('cpu_pinned', device_id)
 
 
 def gpu(device_id=0):
-    """GPU context ``device_id``; arrays are allocated there through CuPy."""
+    """The GPU context ``device_id``; arrays are allocated there through CuPy.
+
+    Creating it needs no GPU: an unusable one is reported, with the reason, when an
+    array is first placed on it.
+
+    Parameters
+    ----------
+    device_id : int, default 0
+        The CUDA device ordinal.
+
+    Returns
+    -------
+    Context
+    """
     return Context('gpu', device_id)
 
 
@@ -142,6 +202,18 @@ def current_context():
 
 
 def gpu_memory_info(device_id=0):
-    """(free, total) bytes on GPU ``device_id``."""
+    """The free and total memory of GPU ``device_id``, as the driver reports them.
+
+    Parameters
+    ----------
+    device_id : int, default 0
+        The CUDA device ordinal.
+
+    Returns
+    -------
+    tuple of int
+        ``(free, total)`` in bytes. Blocks cached by CuPy's pool count as used
+        (see ``Context.empty_cache``).
+    """
     gpu(device_id).xp
     return backend.memory_info(device_id)

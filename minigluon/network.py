@@ -11,7 +11,20 @@ _SIOCGIFADDR = 0x8915  # Linux ioctl: the IPv4 address of a network interface
 def interface_address(name):
     """The IPv4 address of the network interface ``name`` (Linux).
 
-    Raises OSError saying why there is none and which interfaces exist.
+    Parameters
+    ----------
+    name : str
+        An interface name such as ``'eth0'``.
+
+    Returns
+    -------
+    str
+        The address in dotted-quad form.
+
+    Raises
+    ------
+    OSError
+        Saying why there is none and which interfaces exist.
     """
     try:
         import fcntl
@@ -29,8 +42,26 @@ def interface_address(name):
 def address_towards(host, port):
     """The local address this host uses to reach ``host``:``port`` (IPv4 preferred).
 
-    Sends no packet. Raises ``socket.gaierror`` when ``host`` cannot be resolved and
-    OSError when there is no route to it.
+    Connecting a UDP socket picks the route without sending a packet.
+
+    Parameters
+    ----------
+    host : str
+        A host name or address.
+    port : int
+        A port on it (only the route matters).
+
+    Returns
+    -------
+    str
+        The local address of the route.
+
+    Raises
+    ------
+    socket.gaierror
+        When ``host`` cannot be resolved.
+    OSError
+        When there is no route to it.
     """
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)
     infos.sort(key=lambda info: info[0] != socket.AF_INET)

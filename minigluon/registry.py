@@ -38,7 +38,25 @@ class Registry:
         return name if self._case_sensitive else name.lower()
 
     def add(self, name, obj):
-        """Register ``obj`` as ``name``; returns ``obj``."""
+        """Register ``obj`` as ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The name (lower-cased unless the registry is case-sensitive).
+        obj : object
+            What ``get(name)`` returns from now on.
+
+        Returns
+        -------
+        object
+            ``obj``, so that ``add`` can end a decorator.
+
+        Raises
+        ------
+        MXNetError
+            If ``name`` is not a string, or already names a different object.
+        """
         key = self._key(name)
         old = self._entries.get(key)
         if old is not None and old is not obj:
@@ -49,19 +67,46 @@ class Registry:
         return obj
 
     def register(self, obj, *names):
-        """Register ``obj`` under each of ``names`` (default: its ``__name__``)."""
+        """Register ``obj`` under each of ``names`` (default: its ``__name__``).
+
+        Parameters
+        ----------
+        obj : object
+            A class or function, usually.
+        *names : str
+            The names to register it as; ``obj.__name__`` when none are given.
+
+        Returns
+        -------
+        object
+            ``obj``, so that ``register`` works as a decorator.
+        """
         for name in names or (obj.__name__,):
             self.add(name, obj)
         return obj
 
     def get(self, name, default=None):
-        """The object registered as ``name``, or ``default``."""
+        """The object registered as ``name``, or ``default``.
+
+        Parameters
+        ----------
+        name : str
+            The name to look up; anything but a string finds nothing.
+        default : object, optional
+            What to return when nothing is registered as ``name``.
+        """
         if not isinstance(name, str):
             return default
         return self._entries.get(self._key(name), default)
 
     def find(self, name):
-        """The object registered as ``name``; a clear MXNetError when there is none."""
+        """The object registered as ``name``.
+
+        Raises
+        ------
+        MXNetError
+            When there is none; the message lists the registered names.
+        """
         obj = self.get(name)
         if obj is None:
             raise MXNetError('unknown %s %r; registered: %s'
@@ -69,9 +114,21 @@ class Registry:
         return obj
 
     def names(self):
+        """The registered names (as stored, so lower-cased unless case-sensitive), sorted.
+
+        Returns
+        -------
+        list of str
+        """
         return sorted(self._entries)
 
     def items(self):
+        """The ``(name, object)`` pairs, in registration order.
+
+        Returns
+        -------
+        list of tuple
+        """
         return list(self._entries.items())
 
     def __iter__(self):

@@ -22,6 +22,23 @@ def is_np_shape():
 
 
 def set_np(shape=True, array=True):
+    """Turn NumPy semantics on, as MXNet's ``npx.set_np``: refused, since minigluon has none.
+
+    ``set_np(shape=False, array=False)`` (asking for them off) is accepted and does
+    nothing, so code that switches them off explicitly still runs.
+
+    Parameters
+    ----------
+    shape : bool, default True
+        Ask for NumPy shape semantics.
+    array : bool, default True
+        Ask for ``mx.np`` arrays.
+
+    Raises
+    ------
+    MXNetError
+        If either is True.
+    """
     if shape or array:
         raise MXNetError(_NP_REFUSAL)
 
@@ -31,7 +48,20 @@ def reset_np():
 
 
 def use_np(func):
-    """Decorator of MXNet's that runs ``func`` under NumPy semantics: refused when called."""
+    """Decorator of MXNet's that runs ``func`` under NumPy semantics: refused when called.
+
+    Decorating a function succeeds (so modules that use it still import) and calling
+    it raises; decorating a class (a Block) raises at once.
+
+    Parameters
+    ----------
+    func : callable or type
+
+    Returns
+    -------
+    callable
+        A function that raises MXNetError explaining that NumPy semantics are absent.
+    """
     if isinstance(func, type):
         raise MXNetError(_NP_REFUSAL)
 

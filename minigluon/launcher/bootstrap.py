@@ -53,6 +53,12 @@ def fail(message, status, label=None):
 
 
 def read_spec_line():
+    """Read the spec, one JSON line, from stdin (fd 0) and return it decoded.
+
+    Reads the raw descriptor rather than ``sys.stdin`` so that nothing past the line
+    is buffered away: the rest of stdin is watched for its end (``watch_stdin``).
+    Exits with status 1 if stdin ends before a whole line arrived (the launcher is gone).
+    """
     data = b''
     while not data.endswith(b'\n'):
         chunk = os.read(0, 65536)
@@ -80,6 +86,11 @@ def relay(pipe, fd, prefix):
 
 
 def environment(spec, extra):
+    """The command's environment: ours, with ``spec['env']`` then ``extra`` applied.
+
+    A value of None removes the variable; ``extra`` holds the per-rank variables
+    under mpi (from ``mpi_task``) and is empty otherwise.
+    """
     env = dict(os.environ)
     for name, value in list(spec['env'].items()) + list(extra.items()):
         if value is None:
@@ -109,6 +120,9 @@ class Command:
             fail('command not executable: %s' % argv[0], 126, mpi_label)
 
     def send(self, signum):
+        """Send ``signum`` to the command: to its whole session if it has its own,
+        else (under mpi) to the process alone while it runs. A process already gone
+        is not an error."""
         try:
             if self.own_session:
                 os.killpg(self.proc.pid, signum)
@@ -131,6 +145,11 @@ class Command:
 
 
 def watch_stdin(stop):
+    """Read stdin to its end, then set the event ``stop``.
+
+    Stdin stays open as long as the launcher (or its ssh or srun client) lives, so its
+    end means the job is over and the command must be ended.
+    """
     try:
         while os.read(0, 65536):
             pass
@@ -140,6 +159,14 @@ def watch_stdin(stop):
 
 
 def main(args):
+    """Run one task's command until it ends or is told to stop; exit with its status.
+
+    Parameters
+    ----------
+    args : list of str
+        Empty when the spec comes on stdin (local, ssh and slurm launchers); under
+        mpi, the JSON spec followed by the command's argv.
+    """
     under_mpi = bool(args)
     spec = json.loads(args[0]) if under_mpi else read_spec_line()
     argv = args[1:] if under_mpi else spec['argv']

@@ -128,6 +128,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
+    """The argparse parser of ``minigluon-launch``; its help is this module's docstring.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A parser that rejects unknown or abbreviated options and takes everything
+        from COMMAND on as the command to run.
+    """
     head, _, rest = __doc__.partition('\n\n')
     parser = _Parser(
         prog=PROGRAM, usage='%(prog)s -n N [options] COMMAND [ARG...]', description=head,

@@ -58,6 +58,7 @@ class Job:
     env_worker: Dict[str, str] = field(default_factory=dict)  # workers only
 
     def count(self, role):
+        """The number of tasks of ``role`` ('scheduler', 'server' or 'worker')."""
         return sum(task.role == role for task in self.tasks)
 
     def common_environment(self):

@@ -52,5 +52,16 @@ def start_task(supervisor, job, task, *, cwd=None, via=(), notes=None):
 
 
 def launch(job, supervisor, options):
+    """Start every task of ``job`` on this host under ``supervisor``.
+
+    Parameters
+    ----------
+    job : Job
+        The placed tasks, their command and environment.
+    supervisor : Supervisor
+        Runs the processes and relays their output.
+    options : argparse.Namespace
+        The parsed command line (unused: the local launcher has no options).
+    """
     for task in job.tasks:
         start_task(supervisor, job, task)

@@ -35,9 +35,31 @@ class AppContext:
 
 
 class OpenMPI:
+    """How to write an OpenMPI ``mpirun`` command line.
+
+    OpenMPI pins an app context to a host with ``-H``, so there is one context per
+    (role, host) (``per_host``), which reproduces the placement exactly.
+    """
     per_host = True
 
     def command(self, mpirun, names, contexts, hosts):
+        """The ``mpirun`` argv that runs every app context.
+
+        Parameters
+        ----------
+        mpirun : str
+            The program to run.
+        names : list of str
+            Variables of mpirun's environment to pass to every rank (``-x NAME``).
+        contexts : iterable of (AppContext, list of str)
+            Each app context with the argv its ranks run, in rank order.
+        hosts : list of Host
+            The job's hosts; unused here, since each context names its own.
+
+        Returns
+        -------
+        list of str
+        """
         argv = [mpirun, '--oversubscribe']
         if os.geteuid() == 0:
             argv.append('--allow-run-as-root')
@@ -54,9 +76,31 @@ class OpenMPI:
 
 
 class MPICH:
+    """How to write an MPICH (hydra) ``mpirun`` command line.
+
+    Hydra takes hosts only for the whole job, so there is one app context per role
+    and ``-hosts h0:1,h1:1,...``, over which it deals ranks round-robin.
+    """
     per_host = False
 
     def command(self, mpirun, names, contexts, hosts):
+        """The ``mpirun`` argv that runs every app context.
+
+        Parameters
+        ----------
+        mpirun : str
+            The program to run.
+        names : list of str
+            Variables of mpirun's environment to pass to every rank (``-genvlist``).
+        contexts : iterable of (AppContext, list of str)
+            Each app context with the argv its ranks run, in rank order.
+        hosts : list of Host
+            The job's hosts, each given one slot; empty to run on this host.
+
+        Returns
+        -------
+        list of str
+        """
         argv = [mpirun, '-genvlist', ','.join(names)]
         if hosts:
             argv += ['-hosts', ','.join('%s:1' % host.name for host in hosts)]
@@ -103,6 +147,24 @@ def app_contexts(tasks, per_host):
 
 
 def launch(job, supervisor, options):
+    """Start the scheduler here and every server and worker from one ``mpirun``.
+
+    Parameters
+    ----------
+    job : Job
+        The placed tasks, their command and environment.
+    supervisor : Supervisor
+        Runs the processes; mpirun's merged output is split back into the tasks'
+        labels, and a bootstrap's FAILURE_MARK line reports that task's failure.
+    options : argparse.Namespace
+        The parsed command line; ``options.mpirun`` names the program.
+
+    Raises
+    ------
+    LaunchError
+        If a host gives an ssh port, or ``options.mpirun`` is missing or neither
+        OpenMPI nor MPICH.
+    """
     hosts = list(dict.fromkeys(t.host for t in job.tasks if t.host is not None))
     for host in hosts:
         if host.port is not None:

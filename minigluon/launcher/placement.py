@@ -28,6 +28,8 @@ class Host:
 
     @property
     def reached_at(self):
+        """The address other processes use to reach this host: ``address`` if set,
+        else ``name``."""
         return self.address or self.name
 
     def __str__(self):

@@ -73,6 +73,8 @@ class Child:
                 pass
 
     def ask_to_stop(self):
+        """Ask the child to end: close its stdin when it has one (a bootstrap ends its
+        command then), else send SIGTERM to its process group."""
         if self.popen.stdin is not None:
             try:
                 self.popen.stdin.close()
@@ -98,6 +100,7 @@ class Supervisor:
 
     @property
     def stopping(self):
+        """Whether ``stop`` has been called: the job is ending, no new child starts."""
         return self._stop_started is not None
 
     def spawn(self, label, argv, *, payload=None, env=None, where=None, notes=None,

@@ -91,6 +91,12 @@ def scheduler_peer(hosts, environ):
 
 
 def srun_argv(task):
+    """The ``srun`` options that run ``task`` as one job step on its node.
+
+    The bootstrap's command line is appended by the caller. ``--overlap`` lets a
+    node's steps share its resources, ``--export=ALL`` gives the step srun's whole
+    environment, and the step's name carries the task's label.
+    """
     # --ntasks-per-node overrides a SLURM_NTASKS_PER_NODE from the batch environment.
     return ['srun', '--nodes=1', '--ntasks=1', '--ntasks-per-node=1',
             '--nodelist=%s' % task.host.name, '--overlap', '--export=ALL', '--quiet',
@@ -109,6 +115,19 @@ def step_environment(job, task):
 
 
 def launch(job, supervisor, options):
+    """Start the scheduler here and each server and worker as an ``srun`` job step.
+
+    Parameters
+    ----------
+    job : Job
+        The placed tasks (their hosts are the allocation's nodes), command and
+        environment.
+    supervisor : Supervisor
+        Runs the processes; srun's own "task ended" lines are dropped, since the
+        launcher's report names the failed process.
+    options : argparse.Namespace
+        The parsed command line (no slurm-specific options).
+    """
     require('srun', 'by --launcher slurm')
     spec = stdin_bootstrap_payload({'argv': job.command, 'cwd': os.getcwd(), 'env': {}})
     for task in job.tasks:

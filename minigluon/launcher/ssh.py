@@ -62,6 +62,20 @@ def sync(job, supervisor, destination, options):
 
 
 def launch(job, supervisor, options):
+    """Start the scheduler here and each server and worker through ``ssh HOST``.
+
+    With ``--sync-dst-dir`` the current directory is first copied to every host
+    (see ``sync``), and nothing starts if that fails.
+
+    Parameters
+    ----------
+    job : Job
+        The placed tasks, their command and environment.
+    supervisor : Supervisor
+        Runs the processes; ssh's failure status is explained in its report.
+    options : argparse.Namespace
+        The parsed command line: ``sync_dst_dir`` and ``ssh_option`` are read.
+    """
     require('ssh', 'by --launcher ssh')
     cwd = os.getcwd()
     if options.sync_dst_dir:

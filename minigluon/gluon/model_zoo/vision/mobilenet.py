@@ -14,9 +14,28 @@ MULTIPLIERS = (1.0, 0.75, 0.5, 0.25)
 
 
 class RELU6(HybridBlock):
-    """``min(max(x, 0), 6)``, the activation of MobileNetV2 (as MXNet's model zoo has it)."""
+    """``min(max(x, 0), 6)``, the activation of MobileNetV2 (as MXNet's model zoo has it).
+
+    Inputs:
+        - **data**: input tensor of any shape.
+
+    Outputs:
+        - **out**: output tensor of the same shape.
+    """
 
     def hybrid_forward(self, F, x):
+        """``F.clip(x, 0, 6)``.
+
+        Parameters
+        ----------
+        F : module
+            ``minigluon.ndarray``, the operator namespace.
+        x : NDArray
+
+        Returns
+        -------
+        NDArray
+        """
         return F.clip(x, 0, 6)
 
 
@@ -42,11 +61,20 @@ class LinearBottleneck(HybridBlock):
     Parameters
     ----------
     in_channels : int
+        Input channels.
     channels : int
         Output channels.
     t : int
-        Expansion ratio.
+        Expansion ratio: the hidden layers have ``in_channels * t`` channels.
     stride : int
+        Stride of the depthwise convolution.
+
+    Inputs:
+        - **data**: input tensor with shape `(batch_size, in_channels, height, width)`.
+
+    Outputs:
+        - **out**: output tensor with shape `(batch_size, channels, out_height,
+          out_width)`, height and width divided by ``stride``.
     """
 
     def __init__(self, in_channels, channels, t, stride, **kwargs):
@@ -59,6 +87,20 @@ class LinearBottleneck(HybridBlock):
         _add_conv(self.out, channels, active=False, relu6=True)
 
     def hybrid_forward(self, F, x):
+        """The expansion, depthwise and projection convolutions, plus ``x`` when the
+        shapes allow.
+
+        Parameters
+        ----------
+        F : module
+            ``minigluon.ndarray``, the operator namespace.
+        x : NDArray
+            Input of shape `(batch_size, in_channels, height, width)`.
+
+        Returns
+        -------
+        NDArray
+        """
         out = self.out(x)
         return out + x if self.use_shortcut else out
 

@@ -35,12 +35,45 @@ class _ResidualV1(HybridBlock):
     """V1 blocks: ``relu(body(x) + shortcut(x))``, the shortcut downsampling when needed."""
 
     def hybrid_forward(self, F, x):
+        """``relu(body(x) + shortcut(x))``.
+
+        Parameters
+        ----------
+        F : module
+            ``minigluon.ndarray``, the operator namespace.
+        x : NDArray
+            Input of shape `(batch_size, channels, height, width)`.
+
+        Returns
+        -------
+        NDArray
+        """
         residual = self.downsample(x) if self.downsample is not None else x
         return F.Activation(self.body(x) + residual, act_type='relu')
 
 
 class BasicBlockV1(_ResidualV1):
-    """Two 3x3 convolutions with BatchNorm, ReLU after the residual sum (ResNet-18/34 V1)."""
+    """Two 3x3 convolutions with BatchNorm, ReLU after the residual sum (ResNet-18/34 V1).
+
+    Parameters
+    ----------
+    channels : int
+        Output channels.
+    stride : int
+        Stride of the first convolution, 2 to halve height and width.
+    downsample : bool, default False
+        Whether the shortcut is a strided 1x1 convolution (needed when the stride or
+        the channel count changes), else the identity.
+    in_channels : int, default 0
+        Input channels; 0 infers them from the first input.
+
+    Inputs:
+        - **data**: input tensor with shape `(batch_size, in_channels, height, width)`.
+
+    Outputs:
+        - **out**: output tensor with shape `(batch_size, channels, out_height,
+          out_width)`, height and width divided by ``stride``.
+    """
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -51,7 +84,27 @@ class BasicBlockV1(_ResidualV1):
 
 
 class BottleneckV1(_ResidualV1):
-    """1x1 reduce, 3x3, 1x1 expand, each with BatchNorm (ResNet-50+ V1)."""
+    """1x1 reduce to ``channels // 4``, 3x3, 1x1 expand, each with BatchNorm (ResNet-50+ V1).
+
+    Parameters
+    ----------
+    channels : int
+        Output channels.
+    stride : int
+        Stride of the first (1x1) convolution, 2 to halve height and width.
+    downsample : bool, default False
+        Whether the shortcut is a strided 1x1 convolution (needed when the stride or
+        the channel count changes), else the identity.
+    in_channels : int, default 0
+        Input channels; 0 infers them from the first input.
+
+    Inputs:
+        - **data**: input tensor with shape `(batch_size, in_channels, height, width)`.
+
+    Outputs:
+        - **out**: output tensor with shape `(batch_size, channels, out_height,
+          out_width)`, height and width divided by ``stride``.
+    """
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -64,7 +117,31 @@ class BottleneckV1(_ResidualV1):
 
 
 class BasicBlockV2(HybridBlock):
-    """Pre-activation basic block: BN, ReLU, 3x3 conv, twice (ResNet-18/34 V2)."""
+    """Pre-activation basic block: BN, ReLU, 3x3 conv, twice (ResNet-18/34 V2).
+
+    The shortcut (identity, or the 1x1 downsampling convolution applied to the first
+    BN-ReLU's output) is added after the second convolution, with no activation after
+    the sum: the next block's BatchNorm comes first.
+
+    Parameters
+    ----------
+    channels : int
+        Output channels.
+    stride : int
+        Stride of the first convolution, 2 to halve height and width.
+    downsample : bool, default False
+        Whether the shortcut is a strided 1x1 convolution (needed when the stride or
+        the channel count changes), else the identity.
+    in_channels : int, default 0
+        Input channels; 0 infers them from the first input.
+
+    Inputs:
+        - **data**: input tensor with shape `(batch_size, in_channels, height, width)`.
+
+    Outputs:
+        - **out**: output tensor with shape `(batch_size, channels, out_height,
+          out_width)`, height and width divided by ``stride``.
+    """
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -76,6 +153,19 @@ class BasicBlockV2(HybridBlock):
                                     in_channels=in_channels) if downsample else None
 
     def hybrid_forward(self, F, x):
+        """The residual sum ``conv2(relu(bn2(conv1(relu(bn1(x)))))) + shortcut``.
+
+        Parameters
+        ----------
+        F : module
+            ``minigluon.ndarray``, the operator namespace.
+        x : NDArray
+            Input of shape `(batch_size, channels, height, width)`.
+
+        Returns
+        -------
+        NDArray
+        """
         residual = x
         x = F.Activation(self.bn1(x), act_type='relu')
         if self.downsample is not None:
@@ -86,7 +176,29 @@ class BasicBlockV2(HybridBlock):
 
 
 class BottleneckV2(HybridBlock):
-    """Pre-activation bottleneck block (ResNet-50+ V2)."""
+    """Pre-activation bottleneck block (ResNet-50+ V2): BN, ReLU, then a 1x1 reduce to
+    ``channels // 4``, a 3x3 and a 1x1 expand convolution, each after BN and ReLU; the
+    shortcut is added after the last, as in ``BasicBlockV2``.
+
+    Parameters
+    ----------
+    channels : int
+        Output channels.
+    stride : int
+        Stride of the 3x3 convolution, 2 to halve height and width.
+    downsample : bool, default False
+        Whether the shortcut is a strided 1x1 convolution (needed when the stride or
+        the channel count changes), else the identity.
+    in_channels : int, default 0
+        Input channels; 0 infers them from the first input.
+
+    Inputs:
+        - **data**: input tensor with shape `(batch_size, in_channels, height, width)`.
+
+    Outputs:
+        - **out**: output tensor with shape `(batch_size, channels, out_height,
+          out_width)`, height and width divided by ``stride``.
+    """
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -100,6 +212,19 @@ class BottleneckV2(HybridBlock):
                                     in_channels=in_channels) if downsample else None
 
     def hybrid_forward(self, F, x):
+        """The three pre-activated convolutions plus the shortcut.
+
+        Parameters
+        ----------
+        F : module
+            ``minigluon.ndarray``, the operator namespace.
+        x : NDArray
+            Input of shape `(batch_size, channels, height, width)`.
+
+        Returns
+        -------
+        NDArray
+        """
         residual = x
         x = F.Activation(self.bn1(x), act_type='relu')
         if self.downsample is not None:
