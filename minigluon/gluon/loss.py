@@ -1,11 +1,12 @@
 """Losses: HybridBlocks taking ``(pred, label[, sample_weight])``, one value per sample.
 
-Each loss averages over every axis except ``batch_axis``. ``weight`` scales the loss
-globally and ``sample_weight`` (broadcast against the unreduced loss) per element.
-Log-probabilities come from ``log_softmax`` and sigmoid losses use
-``max(x, 0) - x * z + log(1 + exp(-|x|))``, so large logits neither overflow nor
-produce NaN.
+Most losses average over every axis except ``batch_axis`` (KLDivLoss sums, as MXNet
+1.9 does; PoissonNLLLoss averages everything). ``weight`` scales the loss globally and
+``sample_weight`` (broadcast against the unreduced loss) per element. Log-probabilities
+come from ``log_softmax`` and sigmoid losses use ``max(x, 0) - x * z + log(1 + exp(-|x|))``,
+so large logits neither overflow nor produce NaN.
 """
+import math
 import numbers
 
 import numpy as np
@@ -14,8 +15,9 @@ from ..base import MXNetError
 from .block import HybridBlock
 
 __all__ = ['Loss', 'L1Loss', 'L2Loss', 'SoftmaxCrossEntropyLoss', 'SoftmaxCELoss',
-           'SigmoidBinaryCrossEntropyLoss', 'SigmoidBCELoss', 'KLDivLoss', 'HuberLoss',
-           'HingeLoss', 'SquaredHingeLoss', 'LogisticLoss']
+           'SigmoidBinaryCrossEntropyLoss', 'SigmoidBCELoss', 'KLDivLoss', 'CTCLoss',
+           'HuberLoss', 'HingeLoss', 'SquaredHingeLoss', 'LogisticLoss', 'TripletLoss',
+           'PoissonNLLLoss', 'CosineEmbeddingLoss', 'SDMLLoss']
 
 
 def _apply_weighting(F, loss, weight=None, sample_weight=None):
@@ -53,10 +55,10 @@ class Loss(HybridBlock):
         self._weight = weight
         self._batch_axis = batch_axis
 
-    def _finish(self, F, loss, sample_weight, weight=None):
+    def _finish(self, F, loss, sample_weight, weight=None, reduce='mean'):
         loss = _apply_weighting(F, loss, self._weight if weight is None else weight,
                                 sample_weight)
-        return F.mean(loss, axis=self._batch_axis, exclude=True)
+        return getattr(F, reduce)(loss, axis=self._batch_axis, exclude=True)
 
     def __repr__(self):
         return '%s(batch_axis=%s, w=%s)' % (type(self).__name__, self._batch_axis, self._weight)
@@ -169,7 +171,8 @@ SoftmaxCELoss = SoftmaxCrossEntropyLoss
 
 
 class KLDivLoss(Loss):
-    """Kullback-Leibler divergence ``label * (log(label) - pred)``.
+    """Kullback-Leibler divergence ``label * (log(label) - pred)``, summed over every axis
+    but ``batch_axis`` (as in MXNet 1.9; 1.8 and earlier averaged).
 
     Parameters
     ----------
@@ -188,7 +191,7 @@ class KLDivLoss(Loss):
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
         loss = label * (F.log(label + 1e-12) - pred)
-        return self._finish(F, loss, sample_weight)
+        return self._finish(F, loss, sample_weight, reduce='sum')
 
 
 class HuberLoss(Loss):
@@ -242,7 +245,7 @@ class LogisticLoss(Loss):
     def __init__(self, weight=None, batch_axis=0, label_format='signed', **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         if label_format not in ('signed', 'binary'):
-            raise MXNetError("LogisticLoss: label_format must be 'signed' or 'binary', got %r"
+            raise ValueError("LogisticLoss: label_format must be 'signed' or 'binary', got %r"
                              % (label_format,))
         self._label_format = label_format
 
@@ -252,3 +255,177 @@ class LogisticLoss(Loss):
             label = (label + 1.0) / 2.0  # to {0, 1}
         loss = F.relu(pred) - pred * label + F.softrelu(-F.abs(pred))
         return self._finish(F, loss, sample_weight)
+
+
+class CTCLoss(Loss):
+    """Connectionist temporal classification loss of unnormalised scores against label
+    sequences of varying lengths.
+
+    Parameters
+    ----------
+    layout : {'NTC', 'TNC'}, default 'NTC'
+        Layout of ``pred``: batch, time steps and classes.
+    label_layout : {'NT', 'TN'}, default 'NT'
+        Layout of ``label``.
+    weight : float or None
+
+    Inputs: ``pred`` (scores before softmax; class ``C - 1`` is the blank, so ``C`` is
+    the alphabet size plus one), ``label`` (class indices, each row padded with -1),
+    optional ``pred_lengths`` and ``label_lengths`` ``(N,)`` (then padding values are
+    ignored) and ``sample_weight``. Output: ``(N,)``, ``-log p(label | pred)``.
+    """
+
+    def __init__(self, layout='NTC', label_layout='NT', weight=None, **kwargs):
+        if layout not in ('NTC', 'TNC'):
+            raise ValueError("CTCLoss: layout must be 'NTC' or 'TNC', got %r" % (layout,))
+        if label_layout not in ('NT', 'TN'):
+            raise ValueError("CTCLoss: label_layout must be 'NT' or 'TN', got %r"
+                             % (label_layout,))
+        self._layout = layout
+        self._label_layout = label_layout
+        super().__init__(weight, label_layout.find('N'), **kwargs)
+
+    def hybrid_forward(self, F, pred, label, pred_lengths=None, label_lengths=None,
+                       sample_weight=None):
+        if self._layout == 'NTC':
+            pred = F.swapaxes(pred, 0, 1)
+        if self._batch_axis == 1:
+            label = F.swapaxes(label, 0, 1)
+        loss = F.CTCLoss(pred, label, pred_lengths, label_lengths,
+                         use_data_lengths=pred_lengths is not None,
+                         use_label_lengths=label_lengths is not None, blank_label='last')
+        return _apply_weighting(F, loss, self._weight, sample_weight)
+
+
+class TripletLoss(Loss):
+    """``max(|positive - pred|^2 - |negative - pred|^2 + margin, 0)`` per sample, the
+    squared distances summed over every axis but ``batch_axis``.
+
+    Inputs: ``pred``, ``positive``, ``negative`` of the same size. Output: ``(N,)``.
+    """
+
+    def __init__(self, margin=1, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._margin = margin
+
+    def hybrid_forward(self, F, pred, positive, negative):
+        positive = _reshape_like(positive, pred, 'TripletLoss')
+        negative = _reshape_like(negative, pred, 'TripletLoss')
+        loss = F.sum(F.square(positive - pred) - F.square(negative - pred),
+                     axis=self._batch_axis, exclude=True)
+        return _apply_weighting(F, F.relu(loss + self._margin), self._weight)
+
+
+class PoissonNLLLoss(Loss):
+    """Negative log likelihood of ``target`` under a Poisson distribution of mean ``pred``:
+    ``pred - target * log(pred)``, averaged over every element (a single value).
+
+    Parameters
+    ----------
+    weight : float or None
+    from_logits : bool, default True
+        ``pred`` is the log of the mean: the loss is ``exp(pred) - target * pred``.
+    batch_axis : int, default 0
+    compute_full : bool, default False
+        Add Stirling's approximation of ``log(target!)``,
+        ``target * log(target) - target + 0.5 * log(2 * pi * target)``, where target > 1.
+
+    Inputs: ``pred``, ``target`` of the same size, optional ``sample_weight`` and
+    ``epsilon`` (default 1e-8, added to ``pred`` inside the log). Output: shape (1,).
+    """
+
+    def __init__(self, weight=None, from_logits=True, batch_axis=0, compute_full=False,
+                 **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._from_logits = from_logits
+        self._compute_full = compute_full
+
+    def hybrid_forward(self, F, pred, target, sample_weight=None, epsilon=1e-08):
+        target = _reshape_like(target, pred, 'PoissonNLLLoss')
+        if self._from_logits:
+            loss = F.exp(pred) - target * pred
+        else:
+            loss = pred - target * F.log(pred + epsilon)
+        if self._compute_full:
+            # only where target > 1, and never log(0): MXNet's formula gives NaN at 0
+            above_one = target > 1
+            safe = F.where(above_one, target, F.ones_like(target))
+            stirling = safe * F.log(safe) - safe + 0.5 * F.log(2 * math.pi * safe)
+            loss = loss + stirling * above_one
+        return F.mean(_apply_weighting(F, loss, self._weight, sample_weight))
+
+
+class CosineEmbeddingLoss(Loss):
+    """``1 - cos(input1, input2)`` for pairs labelled 1, ``max(0, cos - margin)`` for pairs
+    labelled -1, the cosine taken along the last axis.
+
+    Parameters
+    ----------
+    weight : float or None
+    batch_axis : int, default 0
+    margin : float, default 0
+
+    Inputs: ``input1``, ``input2`` of the same size, ``label`` of 1 or -1 per pair,
+    optional ``sample_weight``. Output: ``(N, 1)``, as MXNet returns it.
+    """
+
+    def __init__(self, weight=None, batch_axis=0, margin=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._margin = margin
+
+    def hybrid_forward(self, F, input1, input2, label, sample_weight=None):
+        input1 = _reshape_like(input1, input2, 'CosineEmbeddingLoss')
+        label = label.reshape((-1, 1))
+        cos_sim = self._cosine_similarity(F, input1, input2)
+        similar = (1 - cos_sim) * (label == 1)
+        dissimilar = F.relu((label == -1) * (cos_sim - self._margin))
+        return _apply_weighting(F, similar + dissimilar, self._weight, sample_weight)
+
+    @staticmethod
+    def _cosine_similarity(F, x, y, axis=-1):
+        x_norm = F.norm(x, axis=axis).reshape((-1, 1))
+        y_norm = F.norm(y, axis=axis).reshape((-1, 1))
+        x_dot_y = F.sum(x * y, axis=axis).reshape((-1, 1))
+        return x_dot_y / F.maximum(x_norm * y_norm, 1e-12)
+
+
+class SDMLLoss(Loss):
+    """Batchwise smoothed deep metric learning loss (Bonadiman et al., 2019).
+
+    ``x1[i]`` and ``x2[i]`` are a positive pair and every other row of the batch a
+    negative: the softmax of the negative squared distances from ``x1[i]`` to all of
+    ``x2`` is fitted (KL divergence) to the identity smoothed by
+    ``smoothing_parameter``, spread over the other ``batch_size - 1`` rows.
+
+    Parameters
+    ----------
+    smoothing_parameter : float, default 0.3
+        Probability mass given to the negatives; must be below 1.
+    weight : float, default 1
+    batch_axis : int, default 0
+
+    Inputs: ``x1``, ``x2`` of shape ``(batch_size, dim)``, batch_size >= 2. Output:
+    ``(batch_size,)``.
+    """
+
+    def __init__(self, smoothing_parameter=0.3, weight=1., batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        if not 0 <= smoothing_parameter < 1:
+            raise ValueError('SDMLLoss: smoothing_parameter must be in [0, 1), got %r'
+                             % (smoothing_parameter,))
+        self.kl_loss = KLDivLoss(from_logits=True)
+        self.smoothing_parameter = smoothing_parameter
+
+    def _compute_labels(self, F, batch_size, like):
+        gold = F.eye(batch_size, ctx=like.context, dtype=like.dtype)
+        return gold * (1 - self.smoothing_parameter) \
+            + (1 - gold) * self.smoothing_parameter / (batch_size - 1)
+
+    def hybrid_forward(self, F, x1, x2):
+        if x1.shape != x2.shape or x1.ndim != 2 or x1.shape[0] < 2:
+            raise MXNetError('SDMLLoss: x1 %s and x2 %s must both be (batch_size, dim) with '
+                             'batch_size >= 2' % (x1.shape, x2.shape))
+        distances = F.sum(F.square(x1.expand_dims(1) - x2.expand_dims(0)), axis=2)
+        log_probabilities = F.log_softmax(-distances, axis=1)
+        loss = self.kl_loss(log_probabilities, self._compute_labels(F, x1.shape[0], x1))
+        return _apply_weighting(F, loss, self._weight)

@@ -54,7 +54,8 @@ for _alias, _target in [('broadcast_add', 'add'), ('elemwise_add', 'add'), ('plu
                         ('broadcast_lesser', 'lesser'), ('broadcast_lesser_equal', 'lesser_equal'),
                         ('broadcast_hypot', 'hypot'), ('Flatten', 'flatten'),
                         ('Concat', 'concat'), ('SliceChannel', 'split'),
-                        ('broadcast_axis', 'broadcast_to')]:
+                        ('broadcast_axis', 'broadcast_to'), ('Pad', 'pad'),
+                        ('ctc_loss', 'CTCLoss')]:
     globals()[_alias] = globals()[_target]
 
 

@@ -1,9 +1,11 @@
 """gluon.loss against numpy references: values, weighting, stability and gradients."""
+import itertools
+
 import numpy as np
 import pytest
 
 import minigluon as mx
-from minigluon import gluon, nd
+from minigluon import autograd, gluon, nd
 from minigluon.gluon import loss as gloss
 from minigluon.test_utils import assert_almost_equal, check_numeric_gradient
 
@@ -41,8 +43,9 @@ CASES = {
     'sigmoid_bce': (gloss.SigmoidBinaryCrossEntropyLoss(), PRED, BINARY,
                     lambda p, l: -(l * np.log(1 / (1 + np.exp(-p)))
                                    + (1 - l) * np.log(1 - 1 / (1 + np.exp(-p))))),
+    # summed over the classes, as MXNet 1.9 does (one value per sample)
     'kl_div': (gloss.KLDivLoss(from_logits=False), PRED, SOFT,
-               lambda p, l: l * (np.log(l + 1e-12) - _log_softmax(p))),
+               lambda p, l: (l * (np.log(l + 1e-12) - _log_softmax(p))).sum(axis=-1)),
     'huber': (gloss.HuberLoss(rho=0.7), PRED, TARGET,
               lambda p, l: np.where(np.abs(p - l) > 0.7, np.abs(p - l) - 0.35,
                                     0.5 / 0.7 * (p - l) ** 2)),
@@ -143,7 +146,198 @@ def test_kl_div_from_log_probabilities():
 
 
 def test_bad_options_and_repr():
-    with pytest.raises(mx.MXNetError, match="label_format must be 'signed' or 'binary'"):
+    with pytest.raises(ValueError, match="label_format must be 'signed' or 'binary'"):
         gloss.LogisticLoss(label_format='pm1')
     assert repr(gloss.L2Loss()) == 'L2Loss(batch_axis=0, w=1.0)'
     assert isinstance(gloss.SoftmaxCELoss(), gluon.HybridBlock)
+
+
+# ---- CTC ---------------------------------------------------------------------------------
+def _ctc_brute_force(logits, label, blank):
+    """-log of the summed probability of every path (one class per step) that collapses
+    to ``label``: repeats merged, then blanks dropped."""
+    steps, classes = logits.shape
+    logp = _log_softmax(logits)
+    total = 0.0
+    for path in itertools.product(range(classes), repeat=steps):
+        merged = [c for i, c in enumerate(path) if i == 0 or c != path[i - 1]]
+        if [c for c in merged if c != blank] == list(label):
+            total += np.exp(logp[np.arange(steps), path].sum())
+    return -np.log(total)
+
+
+def test_ctc_matches_brute_force_over_all_paths():
+    logits = rng.normal(size=(2, 6, 3)) * 2  # (N, T, C); class 2 is the blank
+    labels = np.array([[1, 1, -1], [0, 1, 0]])
+    out = _run(gloss.CTCLoss(), logits, labels)
+    ref = [_ctc_brute_force(logits[0], [1, 1], 2), _ctc_brute_force(logits[1], [0, 1, 0], 2)]
+    assert_almost_equal(out, ref, rtol=1e-10)
+    # the op itself with the blank first: labels 1..C-1, rows end at their first 0
+    first = nd.CTCLoss(nd.array(logits.transpose(1, 0, 2), dtype='float64'),
+                       nd.array([[2, 0, 0], [1, 2, 1]]))
+    assert_almost_equal(first, [_ctc_brute_force(logits[0], [2], 0),
+                                _ctc_brute_force(logits[1], [1, 2, 1], 0)], rtol=1e-10)
+
+
+def test_ctc_layouts_lengths_and_weights():
+    logits = rng.normal(size=(3, 7, 4))
+    labels = np.array([[1, 2, 2, 0], [2, -1, -1, -1], [0, 0, 1, 2]])
+    lengths = np.array([4, 1, 2])  # the third sample ends after [0, 0]
+    steps = np.array([7, 5, 6])
+    ref = [_ctc_brute_force(logits[n, :steps[n]], labels[n, :lengths[n]], 3) for n in range(3)]
+    out = _run(gloss.CTCLoss(), logits, labels, steps, lengths)
+    assert_almost_equal(out, ref, rtol=1e-10)
+    out = _run(gloss.CTCLoss(layout='TNC', label_layout='TN', weight=2.0),
+               logits.transpose(1, 0, 2), labels.T, steps, lengths)
+    assert_almost_equal(out, 2 * np.array(ref), rtol=1e-10)
+    weighted = gloss.CTCLoss()(*[nd.array(a, dtype='float64') for a in (logits, labels)], None,
+                               nd.array(lengths), nd.array([0.5, 1, 2.], dtype='float64'))
+    ref_full = [_ctc_brute_force(logits[n], labels[n, :lengths[n]], 3) for n in range(3)]
+    assert_almost_equal(weighted, np.array(ref_full) * [0.5, 1, 2], rtol=1e-10)
+
+
+def test_ctc_matches_mxnets_own_example():
+    # from MXNet's unit tests: uniform scores over 20 steps
+    loss = gloss.CTCLoss()(nd.ones((2, 20, 4)), nd.array([[1, 0, -1, -1], [2, 1, 1, -1]]))
+    assert_almost_equal(loss, [18.82820702, 16.50581741], rtol=1e-6)
+
+
+def test_ctc_gradient_and_impossible_labels():
+    labels = nd.array([[0, 1, 1], [1, -1, -1]], dtype='float64')
+    check_numeric_gradient(lambda p: gloss.CTCLoss()(p, labels), [rng.normal(size=(2, 5, 3))],
+                           numeric_eps=1e-6, rtol=1e-5, atol=1e-8)
+    # [1, 1] needs a blank between the repeats: 3 steps, but only 2 here
+    x = nd.array(rng.normal(size=(1, 2, 3)), dtype='float64')
+    x.attach_grad()
+    with autograd.record():
+        loss = gloss.CTCLoss()(x, nd.array([[1, 1]]))
+    loss.backward()
+    assert loss.asnumpy().tolist() == [0.0]  # as MXNet reports it
+    assert (x.grad.asnumpy() == 0).all()
+
+
+def test_ctc_bad_input_is_explained():
+    with pytest.raises(ValueError, match="layout must be 'NTC' or 'TNC'"):
+        gloss.CTCLoss(layout='NCT')
+    with pytest.raises(mx.MXNetError, match=r'labels must lie in \[0, 3\)'):
+        gloss.CTCLoss()(nd.ones((1, 4, 3)), nd.array([[5, 1]]))
+    with pytest.raises(mx.MXNetError, match=r'data_lengths must lie in \[1, 4\]'):
+        gloss.CTCLoss()(nd.ones((1, 4, 3)), nd.array([[1]]), nd.array([6]))
+
+
+def test_ctc_against_pytorch():
+    torch = pytest.importorskip('torch')
+    logits = rng.normal(size=(3, 8, 5))
+    labels = np.array([[1, 2, 2, 3], [4, 0, -1, -1], [3, 3, 3, -1]])
+    lengths, steps = np.array([4, 2, 3]), np.array([8, 6, 7])
+    out = _run(gloss.CTCLoss(), logits, labels, steps, lengths)
+    logp = torch.log_softmax(torch.tensor(logits.transpose(1, 0, 2)), dim=2)
+    ref = torch.nn.functional.ctc_loss(logp, torch.tensor(np.maximum(labels, 0)),
+                                       torch.tensor(steps), torch.tensor(lengths), blank=4,
+                                       reduction='none')
+    assert_almost_equal(out, ref.numpy(), rtol=1e-10)
+
+
+# ---- triplet, Poisson, cosine, SDML --------------------------------------------------------
+def test_triplet_loss_matches_numpy():
+    pred, pos, neg = rng.normal(size=(3, 4, 5))
+    out = gloss.TripletLoss(margin=2)(*[nd.array(a, dtype='float64') for a in (pred, pos, neg)])
+    ref = np.maximum(((pos - pred) ** 2).sum(1) - ((neg - pred) ** 2).sum(1) + 2, 0)
+    assert_almost_equal(out, ref, rtol=1e-12)
+    check_numeric_gradient(lambda p, q, n: gloss.TripletLoss(margin=2)(p, q, n),
+                           [pred, pos, neg], numeric_eps=1e-6, rtol=1e-5, atol=1e-8)
+
+
+def test_poisson_nll_loss_matches_numpy():
+    rate = rng.uniform(0.5, 3, size=(3, 4))
+    target = np.array([[0, 1, 2, 5], [3, 0, 1, 1], [2, 2, 7, 0.]])
+    log_rate = _run(gloss.PoissonNLLLoss(), np.log(rate), target)
+    assert log_rate.shape == (1,)  # the mean over every element, as in MXNet
+    ref = (rate - target * np.log(rate)).mean()
+    assert_almost_equal(log_rate, [ref], rtol=1e-12)
+    assert_almost_equal(_run(gloss.PoissonNLLLoss(from_logits=False), rate, target),
+                        [(rate - target * np.log(rate + 1e-8)).mean()], rtol=1e-12)
+    full = _run(gloss.PoissonNLLLoss(from_logits=False, compute_full=True), rate, target)
+    safe = np.maximum(target, 1)
+    stirling = np.where(target > 1, safe * np.log(safe) - safe + 0.5 * np.log(2 * np.pi * safe),
+                        0)
+    assert np.isfinite(full).all()  # targets of 0 have no Stirling term, and no NaN
+    assert_almost_equal(full, [(rate - target * np.log(rate + 1e-8) + stirling).mean()],
+                        rtol=1e-12)
+    lab = nd.array(target, dtype='float64')
+    check_numeric_gradient(lambda p: gloss.PoissonNLLLoss(from_logits=False, compute_full=True)(
+        p, lab), [rate], numeric_eps=1e-6, rtol=1e-5, atol=1e-8)
+
+
+def test_cosine_embedding_loss_matches_numpy():
+    a, b = rng.normal(size=(2, 4, 3))
+    label = np.array([1, -1, -1, 1.])
+    out = _run(gloss.CosineEmbeddingLoss(margin=0.2), a, b, label)
+    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    ref = np.where(label == 1, 1 - cos, np.maximum(cos - 0.2, 0))
+    assert out.shape == (4, 1)  # as MXNet returns it
+    assert_almost_equal(out[:, 0], ref, rtol=1e-12)
+    weighted = _run(gloss.CosineEmbeddingLoss(margin=0.2), a, b, label, [[1.], [2], [0], [3]])
+    assert_almost_equal(weighted[:, 0], ref * [1, 2, 0, 3], rtol=1e-12)
+    lab = nd.array(label, dtype='float64')
+    check_numeric_gradient(lambda x, y: gloss.CosineEmbeddingLoss(margin=0.2)(x, y, lab),
+                           [a, b], numeric_eps=1e-6, rtol=1e-5, atol=1e-8)
+
+
+def test_sdml_loss_matches_numpy():
+    x1, x2 = rng.normal(size=(2, 4, 3))
+    out = _run(gloss.SDMLLoss(smoothing_parameter=0.3), x1, x2)
+    dist = ((x1[:, None] - x2[None]) ** 2).sum(-1)
+    logp = _log_softmax(-dist, axis=1)
+    labels = np.where(np.eye(4) == 1, 0.7, 0.1)
+    assert_almost_equal(out, (labels * (np.log(labels) - logp)).sum(1), rtol=1e-10)
+    check_numeric_gradient(lambda a, b: gloss.SDMLLoss()(a, b), [x1, x2], numeric_eps=1e-6,
+                           rtol=1e-5, atol=1e-8)
+    with pytest.raises(mx.MXNetError, match='batch_size >= 2'):
+        gloss.SDMLLoss()(nd.ones((1, 3)), nd.ones((1, 3)))
+
+
+def test_sdml_loss_trains_an_encoder_to_pair_its_inputs():
+    # MXNet's own check: aligned pairs end up closer than every other pair
+    mx.random.seed(0)
+    data = mx.random.uniform(-1, 1, shape=(5, 10))
+    pos = data + mx.random.uniform(-0.1, 0.1, shape=(5, 10))
+    model = gluon.nn.Dense(10, activation='tanh')
+    model.initialize(mx.init.Xavier())
+    trainer = gluon.Trainer(model.collect_params(), 'adam', {'learning_rate': 0.1})
+    loss_fn = gloss.SDMLLoss()
+    for _ in range(20):
+        with autograd.record():
+            loss = loss_fn(model(data), model(pos))
+        loss.backward()
+        trainer.step(1)
+    assert loss.mean().asscalar() < 0.05
+
+
+NEW_LOSSES = {
+    'ctc': lambda a, b: gloss.CTCLoss()(a.reshape((2, 5, 4)), nd.array([[1, 0], [2, 2]],
+                                                                       ctx=a.context)),
+    'triplet': lambda a, b: gloss.TripletLoss()(a, b, b * 0.5),
+    'poisson': lambda a, b: gloss.PoissonNLLLoss(from_logits=False, compute_full=True)(
+        a.abs() + 0.1, b.abs() * 3),
+    'cosine': lambda a, b: gloss.CosineEmbeddingLoss()(a, b, nd.array([1, -1, 1, -1],
+                                                                     ctx=a.context)),
+    'sdml': lambda a, b: gloss.SDMLLoss()(a, b),
+}
+
+
+@pytest.mark.parametrize('name', sorted(NEW_LOSSES))
+def test_new_losses_float32_match_float64(name):
+    a, b = rng.normal(size=(2, 4, 10)).astype(np.float32)
+    results = []
+    for dtype in ('float32', 'float64'):
+        xs = [nd.array(v, dtype=dtype) for v in (a, b)]
+        for x in xs:
+            x.attach_grad()
+        with autograd.record():
+            out = NEW_LOSSES[name](*xs)
+        out.backward()
+        results.append([out.asnumpy()] + [x.grad.asnumpy() for x in xs])
+    for single, double in zip(*results):
+        scale = max(np.abs(double).max(), 1e-30)
+        assert np.abs(single - double).max() / scale < 1e-5

@@ -192,6 +192,18 @@ CASES = {
         C(lambda x, w: nd.Convolution(x, w, kernel=(2, 2, 2), stride=(2, 1, 1), pad=(1, 0, 1),
                                       num_filter=2, no_bias=True), r(1, 2, 3, 3, 2),
           r(2, 2, 2, 2, 2)),
+        # channels-last layouts: data (N, *spatial, C), weight (F, *kernel, C/g)
+        C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3, 2), stride=(2, 1), pad=(1, 1),
+                                         num_filter=4, num_group=2, layout='NHWC'),
+          r(2, 5, 4, 4), r(4, 3, 2, 2), r(4)),
+        C(lambda x, w: nd.Convolution(x, w, kernel=(3,), pad=(1,), num_filter=2, no_bias=True,
+                                      layout='NWC'), r(2, 5, 3), r(2, 3, 3)),
+        C(lambda x, w: nd.Convolution(x, w, kernel=(2, 2, 2), pad=(0, 1, 0), num_filter=2,
+                                      no_bias=True, layout='NDHWC'), r(1, 3, 3, 2, 2),
+          r(2, 2, 2, 2, 2)),
+        # a kernel as large as the input: the data gradient scatters columns (col2im)
+        C(lambda x, w: nd.Convolution(x, w, kernel=(4, 4), num_filter=6, no_bias=True),
+          r(2, 2, 4, 4), r(6, 2, 4, 4)),
         # the input needs no gradient: backward computes the weight's only
         C(lambda x, w, b: nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1), num_filter=2),
           r(2, 3, 4, 4), r(2, 3, 3, 3), r(2), grad_nodes=[1, 2])],
@@ -201,7 +213,12 @@ CASES = {
         C(lambda x, w, b: nd.Deconvolution(x, w, b, kernel=(2, 3), num_filter=4, num_group=2,
                                            no_bias=False), r(2, 2, 3, 3), r(2, 2, 2, 3), r(4)),
         C(_winograd(lambda x, w: nd.Deconvolution(x, w, kernel=(3, 3), pad=(1, 1),
-                                                  num_filter=2)), r(1, 3, 2, 3), r(3, 2, 3, 3))],
+                                                  num_filter=2)), r(1, 3, 2, 3), r(3, 2, 3, 3)),
+        C(lambda x, w, b: nd.Deconvolution(x, w, b, kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                                           adj=(1, 0), num_filter=4, no_bias=False,
+                                           layout='NHWC'), r(1, 3, 2, 2), r(2, 3, 3, 4), r(4)),
+        C(lambda x, w: nd.Deconvolution(x, w, kernel=(2, 1, 2), stride=(2, 1, 1),
+                                        num_filter=2), r(1, 2, 2, 3, 2), r(2, 2, 2, 1, 2))],
     'Pooling': [
         C(lambda x: nd.Pooling(x, kernel=(2, 2), pool_type='max', stride=(2, 2)),
           distinct(2, 2, 4, 4)),
@@ -213,7 +230,17 @@ CASES = {
                                count_include_pad=False, pooling_convention='full'), r(1, 2, 6, 5)),
         C(lambda x: nd.Pooling(x, kernel=(3,), pool_type='sum', stride=(1,)), r(2, 2, 5)),
         C(lambda x: nd.Pooling(x, pool_type='avg', global_pool=True), r(2, 3, 3, 2)),
-        C(lambda x: nd.Pooling(x, pool_type='max', global_pool=True), distinct(2, 3, 3, 2))],
+        C(lambda x: nd.Pooling(x, pool_type='max', global_pool=True), distinct(2, 3, 3, 2)),
+        C(lambda x: nd.Pooling(x, kernel=(2, 2, 2), pool_type='max', stride=(1, 2, 2)),
+          distinct(1, 2, 3, 4, 4)),
+        C(lambda x: nd.Pooling(x, kernel=(3, 2), pool_type='max', stride=(2, 1), pad=(1, 0),
+                               layout='NHWC'), distinct(2, 5, 4, 3)),
+        C(lambda x: nd.Pooling(x, kernel=(3,), pool_type='avg', stride=(2,), pad=(1,),
+                               count_include_pad=False, layout='NWC'), r(2, 6, 3)),
+        C(lambda x: nd.Pooling(x, kernel=(2, 2, 2), pool_type='avg', layout='NDHWC',
+                               pooling_convention='full'), r(1, 3, 3, 2, 2)),
+        C(lambda x: nd.Pooling(x, pool_type='avg', global_pool=True, layout='NHWC'),
+          r(2, 3, 2, 4))],
     'BatchNorm': [
         C(lambda x, g, b, m, v: weighted(nd.BatchNorm(x, g, b, m, v, training=True), 4, 3, 2),
           r(4, 3, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2]),
@@ -232,6 +259,27 @@ CASES = {
           r(3) + 1.5, r(3))],
     'InstanceNorm': [C(lambda x, g, b: weighted(nd.InstanceNorm(x, g, b), 2, 3, 2, 2),
                        r(2, 3, 2, 2), r(3) + 1.5, r(3))],
+    'GroupNorm': [C(lambda x, g, b: weighted(nd.GroupNorm(x, g, b, num_groups=2), 2, 4, 3, 2),
+                    r(2, 4, 3, 2), r(2) + 1.5, r(2)),
+                  C(lambda x, g, b: weighted(nd.GroupNorm(x, g, b, num_groups=3, eps=1e-3),
+                                             2, 3, 4), r(2, 3, 4), r(3) + 1.5, r(3)),
+                  C(lambda x, g, b: weighted(nd.GroupNorm(x, g, b, output_mean_var=True)[0],
+                                             1, 2, 2, 2, 2), r(1, 2, 2, 2, 2), r(1) + 1.5,
+                    r(1))],
+    'pad': [C(lambda x: weighted(nd.pad(x, mode='reflect', pad_width=(0, 0, 0, 0, 2, 1, 1, 3)),
+                                 2, 2, 7, 9), r(2, 2, 4, 5)),
+            C(lambda x: weighted(nd.pad(x, mode='edge', pad_width=(0, 0, 1, 0, 0, 2, 3, 1)),
+                                 2, 3, 5, 7), r(2, 2, 3, 3)),
+            C(lambda x: nd.pad(x, mode='constant', constant_value=0.5,
+                               pad_width=(0, 0, 0, 0, 1, 2, 0, 1, 2, 2)), r(1, 2, 2, 3, 2))],
+    # the blank last and first, label lengths by padding or given, unequal time steps
+    'CTCLoss': [C(lambda x: nd.CTCLoss(x, _const([[1, 0, -1], [2, 2, 1]], x),
+                                       blank_label='last'), r(6, 2, 4) * 2),
+                C(lambda x: nd.CTCLoss(x, _const([[1, 2, 3, 1], [3, 3, 2, 0]], x),
+                                       _const([7, 5], x), _const([3, 2], x),
+                                       use_data_lengths=True, use_label_lengths=True),
+                  r(7, 2, 4) * 2),
+                C(lambda x: nd.CTCLoss(x, _const([[2, 2], [1, 0]], x)), r(5, 2, 3) * 2)],
     'Activation': [C(lambda x, t=t: nd.Activation(x, act_type=t), away_from_zero(2, 3))
                    for t in ('relu', 'sigmoid', 'tanh', 'softrelu', 'softsign')],
     'LeakyReLU': [C(lambda x: nd.LeakyReLU(x, act_type='leaky', slope=0.1), away_from_zero(2, 3)),
@@ -261,6 +309,11 @@ CASES.update({
                            r(2, 3, 4)),
                          C(lambda a: nd.image.normalize(a, mean=0.3, std=4.0), r(2, 1, 2, 2))],
 })
+
+
+def _const(values, like):
+    """An array input that needs no gradient, on ``like``'s context."""
+    return nd.array(values, ctx=like.context, dtype=like.dtype)
 
 
 def _seeded(fn):

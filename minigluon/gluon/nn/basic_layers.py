@@ -1,5 +1,5 @@
-"""Containers and basic layers: Sequential, HybridConcurrent, Identity, Dense, Dropout,
-norms, Embedding, Lambda."""
+"""Containers and basic layers: Sequential, Concurrent, Identity, Dense, Dropout, norms,
+Embedding, Lambda."""
 import numpy as np
 
 from ... import ndarray as nd
@@ -8,8 +8,9 @@ from ..block import Block, HybridBlock
 from ..parameter import Parameter
 from .activations import Activation
 
-__all__ = ['Sequential', 'HybridSequential', 'HybridConcurrent', 'Identity', 'Dense', 'Dropout', 'BatchNorm', 'Embedding',
-           'Flatten', 'InstanceNorm', 'LayerNorm', 'Lambda', 'HybridLambda']
+__all__ = ['Sequential', 'HybridSequential', 'Concurrent', 'HybridConcurrent', 'Identity',
+           'Dense', 'Dropout', 'BatchNorm', 'BatchNormReLU', 'Embedding', 'Flatten',
+           'InstanceNorm', 'LayerNorm', 'GroupNorm', 'Lambda', 'HybridLambda']
 
 
 def _chain(blocks, x, args):
@@ -53,16 +54,7 @@ class HybridSequential(_SequentialMixin, HybridBlock):
         return _chain(self._children.values(), x, args)
 
 
-class HybridConcurrent(_SequentialMixin, HybridBlock):
-    """Feeds its input to every child and concatenates their outputs along ``axis``
-    (MXNet 1.x's ``gluon.contrib.nn.HybridConcurrent``).
-
-    Parameters
-    ----------
-    axis : int, default -1
-        The axis the outputs are concatenated on; 1 joins the channels of NCHW maps.
-    """
-
+class _ConcurrentMixin:
     def __init__(self, axis=-1, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
         self.axis = axis
@@ -73,11 +65,38 @@ class HybridConcurrent(_SequentialMixin, HybridBlock):
             out.axis = self.axis
         return out
 
-    def hybrid_forward(self, F, x):
+    def _concat(self, F, x):
         if not self._children:
-            raise MXNetError('HybridConcurrent: no children to feed the input to; add blocks '
-                             'with add() first')
+            raise MXNetError('%s: no children to feed the input to; add blocks with add() '
+                             'first' % type(self).__name__)
         return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+
+
+class Concurrent(_ConcurrentMixin, Sequential):
+    """Feeds its input to every child and concatenates their outputs along ``axis``
+    (MXNet 1.x's ``gluon.contrib.nn.Concurrent``).
+
+    Parameters
+    ----------
+    axis : int, default -1
+        The axis the outputs are concatenated on; 1 joins the channels of NCHW maps.
+    """
+
+    def forward(self, x):
+        return self._concat(nd, x)
+
+
+class HybridConcurrent(_ConcurrentMixin, HybridSequential):
+    """``Concurrent`` of HybridBlocks (MXNet 1.x's ``gluon.contrib.nn.HybridConcurrent``).
+
+    Parameters
+    ----------
+    axis : int, default -1
+        The axis the outputs are concatenated on; 1 joins the channels of NCHW maps.
+    """
+
+    def hybrid_forward(self, F, x):
+        return self._concat(F, x)
 
 
 class Identity(HybridBlock):
@@ -228,8 +247,17 @@ class BatchNorm(HybridBlock):
         return _norm_repr(self, self._kwargs)
 
 
+class BatchNormReLU(BatchNorm):
+    """``BatchNorm`` followed by a ReLU (MXNet fuses the two into one op; the result is
+    the same). Takes the parameters of ``BatchNorm``."""
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.relu(super().hybrid_forward(F, x, gamma, beta, running_mean, running_var))
+
+
 def _add_affine(block, center, scale, beta_initializer, gamma_initializer, in_channels):
-    """The learned per-channel ``gamma`` and ``beta`` of LayerNorm and InstanceNorm."""
+    """The learned ``gamma`` and ``beta`` of LayerNorm, InstanceNorm (one per channel) and
+    GroupNorm (one per group)."""
     block.gamma = Parameter('gamma', grad_req='write' if scale else 'null',
                             shape=(in_channels,), init=gamma_initializer,
                             allow_deferred_init=True)
@@ -278,6 +306,41 @@ class InstanceNorm(HybridBlock):
 
     def __repr__(self):
         return _norm_repr(self, self._kwargs)
+
+
+class GroupNorm(HybridBlock):
+    """Normalizes each sample over groups of channels: ``(N, C, ...)`` is viewed as
+    ``(N, num_groups, C // num_groups * ...)`` and each group scaled to mean 0 and
+    variance 1, then scaled and shifted by that group's ``gamma`` and ``beta``.
+
+    Parameters
+    ----------
+    num_groups : int, default 1
+        The number of groups the channel axis (axis 1) is split into; it must divide
+        the number of channels.
+    epsilon : float, default 1e-5
+    center, scale : bool, default True
+        Learn ``beta`` / ``gamma``; when False they stay 0 / 1.
+    beta_initializer, gamma_initializer : Initializer or str
+
+    ``gamma`` and ``beta`` have one entry per group, shape ``(num_groups,)``, as in
+    MXNet 1.x (later versions have one per channel).
+    """
+
+    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer='zeros', gamma_initializer='ones', **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {'eps': epsilon, 'num_groups': _positive(num_groups, 'num_groups',
+                                                                'GroupNorm'),
+                        'center': center, 'scale': scale}
+        _add_affine(self, center, scale, beta_initializer, gamma_initializer, num_groups)
+
+    def hybrid_forward(self, F, x, gamma, beta):
+        return F.GroupNorm(x, gamma, beta, num_groups=self._kwargs['num_groups'],
+                           eps=self._kwargs['eps'])
+
+    def __repr__(self):
+        return 'GroupNorm(%s)' % ', '.join('%s=%r' % kv for kv in self._kwargs.items())
 
 
 class Embedding(HybridBlock):

@@ -1,4 +1,4 @@
-"""Convolution and pooling layers (1-D and 2-D, channels-first layouts)."""
+"""Convolution, pooling and padding layers (1-D, 2-D and 3-D, channels first or last)."""
 import numpy as np
 
 from ...base import MXNetError
@@ -6,11 +6,13 @@ from ..block import HybridBlock
 from ..parameter import Parameter
 from .activations import Activation
 
-__all__ = ['Conv1D', 'Conv2D', 'Conv1DTranspose', 'Conv2DTranspose', 'MaxPool1D', 'MaxPool2D',
-           'AvgPool1D', 'AvgPool2D', 'GlobalMaxPool1D', 'GlobalMaxPool2D', 'GlobalAvgPool1D',
-           'GlobalAvgPool2D']
+__all__ = ['Conv1D', 'Conv2D', 'Conv3D', 'Conv1DTranspose', 'Conv2DTranspose',
+           'Conv3DTranspose', 'MaxPool1D', 'MaxPool2D', 'MaxPool3D', 'AvgPool1D', 'AvgPool2D',
+           'AvgPool3D', 'GlobalMaxPool1D', 'GlobalMaxPool2D', 'GlobalMaxPool3D',
+           'GlobalAvgPool1D', 'GlobalAvgPool2D', 'GlobalAvgPool3D', 'ReflectionPad2D']
 
-_LAYOUTS = {1: 'NCW', 2: 'NCHW'}
+# spatial axes -> (channels first, channels last)
+_LAYOUTS = {1: ('NCW', 'NWC'), 2: ('NCHW', 'NHWC'), 3: ('NCDHW', 'NDHWC')}
 
 
 def _tuple(value, dims, what, layer):
@@ -24,16 +26,17 @@ def _tuple(value, dims, what, layer):
 
 
 def _check_layout(layout, dims, layer):
-    if layout != _LAYOUTS[dims]:
-        raise MXNetError("%s: layout %r is not supported; use %r (move the channel axis first "
-                         "with x.transpose)" % (layer, layout, _LAYOUTS[dims]))
+    if layout not in _LAYOUTS[dims]:
+        raise MXNetError('%s: layout %r is not supported; use %s'
+                         % (layer, layout, ' or '.join(repr(v) for v in _LAYOUTS[dims])))
 
 
 class _Conv(HybridBlock):
     """Shared code of convolutions and transposed convolutions.
 
     Weight shapes follow MXNet: ``(channels, in_channels / groups, *kernel)`` for a
-    convolution and ``(in_channels, channels / groups, *kernel)`` for a transposed one.
+    convolution and ``(in_channels, channels / groups, *kernel)`` for a transposed one;
+    with a channels-last layout the kernel axes come second and the channel axis last.
     """
 
     def __init__(self, dims, channels, kernel_size, strides, padding, dilation, groups, layout,
@@ -58,9 +61,11 @@ class _Conv(HybridBlock):
             self._kwargs['adj'] = _tuple(adj, dims, 'output_padding', layer)
         kernel = self._kwargs['kernel']
         if op_name == 'Convolution':
-            wshape = (channels, in_channels // groups) + kernel
+            outer, inner = channels, in_channels // groups
         else:
-            wshape = (in_channels, channels // groups) + kernel
+            outer, inner = in_channels, channels // groups
+        self._last = layout.endswith('C')
+        wshape = (outer,) + kernel + (inner,) if self._last else (outer, inner) + kernel
         self.weight = Parameter('weight', shape=wshape, init=weight_initializer,
                                 allow_deferred_init=True)
         self.bias = Parameter('bias', shape=(channels,), init=bias_initializer,
@@ -68,10 +73,10 @@ class _Conv(HybridBlock):
         self.act = Activation(activation) if activation is not None else None
 
     def infer_shape(self, x, *args):
-        in_channels = x.shape[1]
+        in_channels = x.shape[-1 if self._last else 1]
         shape = list(self.weight.shape)
         if self._op_name == 'Convolution':
-            shape[1] = in_channels // self._kwargs['num_group']
+            shape[-1 if self._last else 1] = in_channels // self._kwargs['num_group']
         else:
             shape[0] = in_channels
         self.weight.shape = tuple(shape)
@@ -85,7 +90,7 @@ class _Conv(HybridBlock):
         kw = self._kwargs
         dims = len(kw['kernel'])
         if self._op_name == 'Convolution':
-            in_channels = self.weight.shape[1] * kw['num_group']
+            in_channels = self.weight.shape[-1 if self._last else 1] * kw['num_group']
         else:
             in_channels = self.weight.shape[0]
         s = '%s(%s -> %d, kernel_size=%s, stride=%s' % (
@@ -127,7 +132,7 @@ class Conv2D(_Conv):
     groups : int, default 1
         Split input and output channels into this many independent groups.
     layout : str, default 'NCHW'
-        Only channels-first is supported.
+        'NCHW' or 'NHWC' (then the weight is ``(channels, *kernel, in_channels / groups)``).
     activation : str, optional
         Name of an ``Activation`` applied to the output.
     use_bias : bool, default True
@@ -142,6 +147,18 @@ class Conv2D(_Conv):
                  dilation=(1, 1), groups=1, layout='NCHW', activation=None, use_bias=True,
                  weight_initializer=None, bias_initializer='zeros', in_channels=0, **kwargs):
         super().__init__(2, channels, kernel_size, strides, padding, dilation, groups, layout,
+                         in_channels, activation, use_bias, weight_initializer,
+                         bias_initializer, **kwargs)
+
+
+class Conv3D(_Conv):
+    """3-D convolution over ``(N, C, D, H, W)`` inputs (``layout='NCDHW'``) or
+    ``(N, D, H, W, C)`` (``'NDHWC'``). See ``Conv2D`` for the parameters, here of 3 ints."""
+
+    def __init__(self, channels, kernel_size, strides=(1, 1, 1), padding=(0, 0, 0),
+                 dilation=(1, 1, 1), groups=1, layout='NCDHW', activation=None, use_bias=True,
+                 weight_initializer=None, bias_initializer='zeros', in_channels=0, **kwargs):
+        super().__init__(3, channels, kernel_size, strides, padding, dilation, groups, layout,
                          in_channels, activation, use_bias, weight_initializer,
                          bias_initializer, **kwargs)
 
@@ -171,6 +188,20 @@ class Conv2DTranspose(_Conv):
                  activation=None, use_bias=True, weight_initializer=None,
                  bias_initializer='zeros', in_channels=0, **kwargs):
         super().__init__(2, channels, kernel_size, strides, padding, dilation, groups, layout,
+                         in_channels, activation, use_bias, weight_initializer,
+                         bias_initializer, op_name='Deconvolution', adj=output_padding,
+                         **kwargs)
+
+
+class Conv3DTranspose(_Conv):
+    """3-D transposed convolution over ``(N, C, D, H, W)`` (or ``'NDHWC'``) inputs. See
+    ``Conv2DTranspose`` for the parameters, here of 3 ints."""
+
+    def __init__(self, channels, kernel_size, strides=(1, 1, 1), padding=(0, 0, 0),
+                 output_padding=(0, 0, 0), dilation=(1, 1, 1), groups=1, layout='NCDHW',
+                 activation=None, use_bias=True, weight_initializer=None,
+                 bias_initializer='zeros', in_channels=0, **kwargs):
+        super().__init__(3, channels, kernel_size, strides, padding, dilation, groups, layout,
                          in_channels, activation, use_bias, weight_initializer,
                          bias_initializer, op_name='Deconvolution', adj=output_padding,
                          **kwargs)
@@ -207,7 +238,7 @@ class _Pooling(HybridBlock):
 
 
 class MaxPool1D(_Pooling):
-    """Max pooling over ``(N, C, W)``; ``strides`` defaults to ``pool_size``."""
+    """Max pooling over ``(N, C, W)`` (or ``'NWC'``); ``strides`` defaults to ``pool_size``."""
 
     def __init__(self, pool_size=2, strides=None, padding=0, layout='NCW', ceil_mode=False,
                  **kwargs):
@@ -225,6 +256,8 @@ class MaxPool2D(_Pooling):
         Defaults to ``pool_size``.
     padding : int or 2 ints, default 0
         Implicit padding on both sides, never chosen as a maximum.
+    layout : str, default 'NCHW'
+        'NCHW' or 'NHWC'.
     ceil_mode : bool, default False
         Round the output size up, so a last partial window is kept.
     """
@@ -235,8 +268,17 @@ class MaxPool2D(_Pooling):
                          **kwargs)
 
 
+class MaxPool3D(_Pooling):
+    """Max pooling over ``(N, C, D, H, W)`` (or ``'NDHWC'``); see ``MaxPool2D``."""
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding=0, ceil_mode=False,
+                 layout='NCDHW', **kwargs):
+        super().__init__(3, pool_size, strides, padding, ceil_mode, False, 'max', layout,
+                         **kwargs)
+
+
 class AvgPool1D(_Pooling):
-    """Average pooling over ``(N, C, W)``; see ``AvgPool2D``."""
+    """Average pooling over ``(N, C, W)`` (or ``'NWC'``); see ``AvgPool2D``."""
 
     def __init__(self, pool_size=2, strides=None, padding=0, layout='NCW', ceil_mode=False,
                  count_include_pad=True, **kwargs):
@@ -245,41 +287,96 @@ class AvgPool1D(_Pooling):
 
 
 class AvgPool2D(_Pooling):
-    """Average pooling over ``(N, C, H, W)``.
+    """Average pooling over ``(N, C, H, W)`` (or ``'NHWC'``).
 
     Parameters are those of ``MaxPool2D`` plus ``count_include_pad`` (default True):
     whether padded zeros count in each window's average.
     """
 
-    def __init__(self, pool_size=(2, 2), strides=None, padding=0, layout='NCHW',
-                 ceil_mode=False, count_include_pad=True, **kwargs):
+    def __init__(self, pool_size=(2, 2), strides=None, padding=0, ceil_mode=False,
+                 layout='NCHW', count_include_pad=True, **kwargs):
         super().__init__(2, pool_size, strides, padding, ceil_mode, False, 'avg', layout,
                          count_include_pad, **kwargs)
 
 
+class AvgPool3D(_Pooling):
+    """Average pooling over ``(N, C, D, H, W)`` (or ``'NDHWC'``); see ``AvgPool2D``."""
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding=0, ceil_mode=False,
+                 layout='NCDHW', count_include_pad=True, **kwargs):
+        super().__init__(3, pool_size, strides, padding, ceil_mode, False, 'avg', layout,
+                         count_include_pad, **kwargs)
+
+
+# Global pooling keeps one position per axis; MXNet builds it with ceil_mode=True,
+# which shows in the repr and changes nothing else.
 class GlobalMaxPool1D(_Pooling):
-    """Max over the whole width: ``(N, C, W)`` -> ``(N, C, 1)``."""
+    """Max over the whole width: ``(N, C, W)`` -> ``(N, C, 1)`` (or ``'NWC'``)."""
 
     def __init__(self, layout='NCW', **kwargs):
-        super().__init__(1, 1, None, 0, False, True, 'max', layout, **kwargs)
+        super().__init__(1, 1, None, 0, True, True, 'max', layout, **kwargs)
 
 
 class GlobalMaxPool2D(_Pooling):
-    """Max over each channel: ``(N, C, H, W)`` -> ``(N, C, 1, 1)``."""
+    """Max over each channel: ``(N, C, H, W)`` -> ``(N, C, 1, 1)`` (or ``'NHWC'``)."""
 
     def __init__(self, layout='NCHW', **kwargs):
-        super().__init__(2, (1, 1), None, 0, False, True, 'max', layout, **kwargs)
+        super().__init__(2, 1, None, 0, True, True, 'max', layout, **kwargs)
+
+
+class GlobalMaxPool3D(_Pooling):
+    """Max over each channel: ``(N, C, D, H, W)`` -> ``(N, C, 1, 1, 1)`` (or ``'NDHWC'``)."""
+
+    def __init__(self, layout='NCDHW', **kwargs):
+        super().__init__(3, 1, None, 0, True, True, 'max', layout, **kwargs)
 
 
 class GlobalAvgPool1D(_Pooling):
-    """Mean over the whole width: ``(N, C, W)`` -> ``(N, C, 1)``."""
+    """Mean over the whole width: ``(N, C, W)`` -> ``(N, C, 1)`` (or ``'NWC'``)."""
 
     def __init__(self, layout='NCW', **kwargs):
-        super().__init__(1, 1, None, 0, False, True, 'avg', layout, **kwargs)
+        super().__init__(1, 1, None, 0, True, True, 'avg', layout, **kwargs)
 
 
 class GlobalAvgPool2D(_Pooling):
-    """Mean over each channel: ``(N, C, H, W)`` -> ``(N, C, 1, 1)``."""
+    """Mean over each channel: ``(N, C, H, W)`` -> ``(N, C, 1, 1)`` (or ``'NHWC'``)."""
 
     def __init__(self, layout='NCHW', **kwargs):
-        super().__init__(2, (1, 1), None, 0, False, True, 'avg', layout, **kwargs)
+        super().__init__(2, 1, None, 0, True, True, 'avg', layout, **kwargs)
+
+
+class GlobalAvgPool3D(_Pooling):
+    """Mean over each channel: ``(N, C, D, H, W)`` -> ``(N, C, 1, 1, 1)`` (or ``'NDHWC'``)."""
+
+    def __init__(self, layout='NCDHW', **kwargs):
+        super().__init__(3, 1, None, 0, True, True, 'avg', layout, **kwargs)
+
+
+class ReflectionPad2D(HybridBlock):
+    """Pads the two spatial axes of ``(N, C, H, W)`` with their reflection at the border.
+
+    Parameters
+    ----------
+    padding : int or 8 ints, default 0
+        The same padding on each side of H and W, or MXNet's ``pad_width``: (before,
+        after) for each of the four axes, those of N and C zero.
+
+    Inputs: ``(N, C, H, W)``. Outputs: ``(N, C, H + 2 * padding, W + 2 * padding)``. Each
+    padding must be smaller than the axis it pads.
+    """
+
+    def __init__(self, padding=0, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(padding, (int, np.integer)):
+            padding = (0, 0, 0, 0, padding, padding, padding, padding)
+        padding = tuple(int(p) for p in padding)
+        if len(padding) != 8 or any(padding[:4]):
+            raise MXNetError('ReflectionPad2D: padding must be an int or 8 ints (before, after '
+                             'per axis of NCHW, zero for N and C), got %s' % (padding,))
+        self._padding = padding
+
+    def hybrid_forward(self, F, x):
+        return F.pad(x, mode='reflect', pad_width=self._padding)
+
+    def __repr__(self):
+        return 'ReflectionPad2D(padding=%s)' % (self._padding,)

@@ -1,4 +1,4 @@
-"""Normalisation layers' ops: BatchNorm, LayerNorm, InstanceNorm.
+"""Normalisation layers' ops: BatchNorm, LayerNorm, InstanceNorm, GroupNorm.
 
 Statistics are computed in float32 or wider (also for float16 data), and each op is
 arranged as ``(before, channel, after)`` so one code path serves every axis.
@@ -172,3 +172,35 @@ def instance_norm(xp, data, gamma, beta, eps=1e-3):
         dx, dg, db = grad(dy.reshape(shape[0], shape[1], -1))
         return dx.reshape(shape), dg, db
     return out.reshape(shape), backward
+
+
+@register('GroupNorm', num_inputs=3)
+def group_norm(xp, data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False):
+    """Normalise each sample over groups of ``C / num_groups`` channels (with all their
+    spatial positions), then scale and shift each group by its ``gamma`` and ``beta``
+    (shape ``(num_groups,)``, as in MXNet 1.x).
+
+    With ``output_mean_var`` also returns the mean and standard deviation
+    ``sqrt(var + eps)`` of each group, shape ``(N, num_groups)``; as in MXNet, gradients
+    flow back through the normalised output only.
+    """
+    shape = data.shape
+    if data.ndim < 3 or shape[1] % num_groups:
+        raise MXNetError('GroupNorm: needs data (N, C, *spatial) with C divisible by '
+                         'num_groups=%d, got shape %s' % (num_groups, shape))
+    if gamma.shape != (num_groups,) or beta.shape != (num_groups,):
+        raise MXNetError('GroupNorm: gamma %s and beta %s must have shape (num_groups,) = '
+                         '(%d,)' % (gamma.shape, beta.shape, num_groups))
+    x3 = data.reshape(shape[0], num_groups, -1)
+    out, grad = _normalize_along(xp, x3, gamma, beta, 2, eps)
+
+    def backward(dy):
+        dx, dg, db = grad(dy.reshape(x3.shape))
+        return dx.reshape(shape), dg, db
+    if not output_mean_var:
+        return out.reshape(shape), backward
+    sdt = _stat_dtype(data.dtype)
+    mean = x3.mean(axis=2, dtype=sdt)
+    std = xp.sqrt(x3.var(axis=2, dtype=sdt) + eps)
+    return (out.reshape(shape), mean.astype(data.dtype), std.astype(data.dtype)), \
+        lambda dys: backward(dys[0])

@@ -1,4 +1,4 @@
-"""Max and average pooling (1-D, 2-D, 3-D, channels first), global or windowed.
+"""Max and average pooling (1-D, 2-D, 3-D, channels first or last), global or windowed.
 
 Windows are visited one kernel offset at a time: each offset is a strided slice of
 the padded input covering every output position, so the work is a handful of
@@ -9,7 +9,8 @@ import itertools
 from ...base import MXNetError
 from ..accumulate import sum_over
 from ..registry import register
-from .conv import _spatial, _tuple, pad_spatial
+from .conv import LAYOUTS, _spatial, _tuple, channels_first, in_layout, is_channels_last, \
+    pad_spatial
 
 
 def _offset_slices(offset, stride, out_sp):
@@ -22,8 +23,23 @@ def pooling(xp, data, kernel=None, pool_type='max', stride=None, pad=None, globa
     """Pool over windows of ``kernel``; ``pooling_convention='full'`` is ceil mode.
 
     ``pool_type`` is 'max', 'avg' or 'sum'. With ``count_include_pad=False`` an average
-    divides by the number of real (unpadded) elements in each window.
+    divides by the number of real (unpadded) elements in each window. ``layout`` is
+    channels first (NCW, NCHW, NCDHW; the default) or last (NWC, NHWC, NDHWC).
     """
+    if layout is not None and LAYOUTS.get(layout) != data.ndim - 2:
+        raise MXNetError('Pooling: layout %r does not fit data of shape %s; use one of %s'
+                         % (layout, data.shape, ', '.join(k for k, v in LAYOUTS.items()
+                                                          if v == data.ndim - 2)))
+    if not is_channels_last(layout):
+        return _pooling(xp, data, kernel, pool_type, stride, pad, global_pool,
+                        pooling_convention, count_include_pad)
+    out, backward = _pooling(xp, channels_first(data), kernel, pool_type, stride, pad,
+                             global_pool, pooling_convention, count_include_pad)
+    return in_layout(out, True), lambda dy: (in_layout(backward(channels_first(dy))[0], True),)
+
+
+def _pooling(xp, data, kernel, pool_type, stride, pad, global_pool, pooling_convention,
+             count_include_pad):
     dims = data.ndim - 2
     if dims < 1:
         raise MXNetError('Pooling needs data (N, C, *spatial), got shape %s' % (data.shape,))

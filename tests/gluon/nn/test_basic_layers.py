@@ -212,6 +212,69 @@ def test_instancenorm_matches_numpy(ctx, block_gradient):
     block_gradient(_f64(nn.InstanceNorm(scale=True, in_channels=2)), [rng.normal(size=(2, 2, 3))])
 
 
+def _group_norm_reference(x, groups, gamma, beta, eps):
+    g = x.reshape(x.shape[0], groups, -1)
+    mean, var = g.mean(axis=2, keepdims=True), g.var(axis=2, keepdims=True)
+    out = (g - mean) / np.sqrt(var + eps) * gamma.reshape(1, -1, 1) + beta.reshape(1, -1, 1)
+    return out.reshape(x.shape)
+
+
+def test_groupnorm_matches_numpy(ctx, block_gradient):
+    x = rng.normal(size=(2, 6, 3, 2)).astype('float32') * 3 + 1
+    layer = _build(nn.GroupNorm(num_groups=3, epsilon=1e-3), x, ctx=ctx)
+    assert layer.gamma.shape == (3,) and layer.beta.shape == (3,)  # one per group, as MXNet 1.x
+    layer.gamma.set_data(nd.array([1., 2., 0.5]))
+    layer.beta.set_data(nd.array([0., 1., -1.]))
+    ref = _group_norm_reference(x, 3, np.array([1, 2, 0.5]), np.array([0, 1, -1.]), 1e-3)
+    assert_almost_equal(layer(nd.array(x, ctx=ctx)), ref, rtol=1e-4, atol=1e-4)
+    # MXNet's documented example: one group over (3, 4) values 0..11
+    docs = _build(nn.GroupNorm(), np.zeros((2, 3, 4)), ctx=ctx)
+    out = docs(nd.arange(24, ctx=ctx).reshape((2, 3, 4))).asnumpy()
+    assert_almost_equal(out[0, 0], [-1.5932543, -1.3035717, -1.0138891, -0.7242065], rtol=1e-5)
+    assert repr(layer) == 'GroupNorm(eps=0.001, num_groups=3, center=True, scale=True)'
+    net = _f64(nn.GroupNorm(num_groups=2))
+    net.gamma.set_data(nd.array([1.5, 0.5], dtype='float64'))
+    block_gradient(net, [rng.normal(size=(2, 4, 3))])
+
+
+def test_groupnorm_errors_say_what_divides():
+    layer = nn.GroupNorm(num_groups=4)
+    layer.initialize()
+    with pytest.raises(mx.MXNetError, match='C divisible by num_groups=4'):
+        layer(nd.ones((2, 6, 3)))
+    with pytest.raises(mx.MXNetError, match='num_groups must be a positive int'):
+        nn.GroupNorm(num_groups=0)
+
+
+def test_groupnorm_float32_matches_float64():
+    x = rng.normal(size=(4, 8, 16, 16)) * 2 + 3
+    outs, grads = [], []
+    for dtype in ('float32', 'float64'):
+        layer = nn.GroupNorm(num_groups=4)
+        layer.initialize()
+        layer.cast(dtype)
+        xs = nd.array(x, dtype=dtype)
+        xs.attach_grad()
+        with autograd.record():
+            out = layer(xs)
+        out.backward(nd.array(np.cos(np.arange(x.size)).reshape(x.shape), dtype=dtype))
+        outs.append(out.asnumpy())
+        grads.append(xs.grad.asnumpy())
+    assert np.abs(outs[0] - outs[1]).max() / np.abs(outs[1]).max() < 1e-5
+    assert np.abs(grads[0] - grads[1]).max() / np.abs(grads[1]).max() < 1e-5
+
+
+def test_batchnorm_relu_is_batchnorm_then_relu(block_gradient):
+    x = rng.normal(size=(4, 3, 2))
+    fused, plain = _f64(nn.BatchNormReLU(in_channels=3)), _f64(nn.BatchNorm(in_channels=3))
+    with autograd.train_mode():
+        assert_almost_equal(fused(nd.array(x, dtype='float64')),
+                            np.maximum(plain(nd.array(x, dtype='float64')).asnumpy(), 0))
+    assert repr(fused).startswith('BatchNormReLU(axis=1')
+    fused.beta.set_data(nd.array([0.3, -0.2, 0.1], dtype='float64'))
+    block_gradient(fused, [x], train=False)
+
+
 # ---- Embedding, Flatten, Lambda ------------------------------------------------------------
 def test_embedding_gathers_rows_with_dense_gradient(ctx):
     layer = nn.Embedding(5, 3)
@@ -261,6 +324,22 @@ def test_hybrid_concurrent_concatenates_its_children_outputs(ctx, block_gradient
     assert net[1:].axis == 1 and len(net[1:]) == 2  # a slice keeps the axis
     net.cast('float64')
     block_gradient(net, [x.astype('float64')])
+
+
+def test_concurrent_runs_any_blocks_side_by_side():
+    net = nn.Concurrent(axis=1)
+    net.add(nn.Lambda(lambda x: x * 2), nn.Dense(3, in_units=4), nn.Identity())
+    net.initialize()
+    x = nd.array(rng.normal(size=(2, 4)))
+    out = net(x)
+    assert isinstance(net, nn.Sequential) and not isinstance(net, nn.HybridBlock)
+    assert out.shape == (2, 4 + 3 + 4)
+    assert_almost_equal(out[:, :4], x.asnumpy() * 2)
+    assert_almost_equal(out[:, 4:7], net[1](x))
+    assert_almost_equal(out[:, 7:], x)
+    assert net[:2].axis == 1
+    with pytest.raises(mx.MXNetError, match='Concurrent: no children'):
+        nn.Concurrent()(x)
 
 
 def test_hybrid_concurrent_default_axis_is_the_last_and_empty_is_explained():

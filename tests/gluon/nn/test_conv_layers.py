@@ -1,4 +1,5 @@
-"""Convolution and pooling layers against direct-loop numpy references, forward and backward."""
+"""Convolution, pooling and padding layers against direct-loop numpy references, forward and
+backward, in channels-first and channels-last layouts."""
 import itertools
 import math
 
@@ -6,9 +7,10 @@ import numpy as np
 import pytest
 
 import minigluon as mx
-from minigluon import nd
+from minigluon import autograd, nd
 from minigluon.gluon import nn
 from minigluon.ndarray.ops import conv_winograd
+from minigluon.ndarray.ops.conv import Geometry
 from minigluon.test_utils import assert_almost_equal
 
 rng = np.random.RandomState(0)
@@ -179,8 +181,9 @@ def test_conv_infers_in_channels_and_reads_well():
 
 
 def test_conv_bad_arguments_are_explained():
-    with pytest.raises(mx.MXNetError, match="layout 'NHWC' is not supported; use 'NCHW'"):
-        nn.Conv2D(2, 3, layout='NHWC')
+    with pytest.raises(mx.MXNetError, match="layout 'NCDHW' is not supported; use 'NCHW' or "
+                                            "'NHWC'"):
+        nn.Conv2D(2, 3, layout='NCDHW')
     with pytest.raises(mx.MXNetError, match=r'kernel_size=\(3, 3, 3\) needs 2 entries'):
         nn.Conv2D(2, (3, 3, 3))
     with pytest.raises(mx.MXNetError, match='must divide by groups=2'):
@@ -274,5 +277,159 @@ def test_pool_repr_and_errors():
         'MaxPool2D(size=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=True, '
         'global_pool=False, pool_type=max, layout=NCHW)')
     assert nn.AvgPool2D((2, 3))._kwargs['stride'] == (2, 3)  # strides default to pool_size
-    with pytest.raises(mx.MXNetError, match="layout 'NWC' is not supported; use 'NCW'"):
-        nn.MaxPool1D(layout='NWC')
+    with pytest.raises(mx.MXNetError, match="layout 'NHWC' is not supported; use 'NCW' or "
+                                            "'NWC'"):
+        nn.MaxPool1D(layout='NHWC')
+    assert repr(nn.GlobalAvgPool3D(layout='NDHWC')) == (
+        'GlobalAvgPool3D(size=(1, 1, 1), stride=(1, 1, 1), padding=(0, 0, 0), ceil_mode=True, '
+        'global_pool=True, pool_type=avg, layout=NDHWC)')
+    with pytest.raises(mx.MXNetError, match="Pooling: layout 'NCHW' does not fit data of "
+                                            r"shape \(1, 2, 3\); use one of NCW, NWC"):
+        nd.Pooling(nd.ones((1, 2, 3)), kernel=(2,), layout='NCHW')
+
+
+# ---- 3-D layers --------------------------------------------------------------------------
+def test_conv3d_matches_direct_loops(block_gradient):
+    x = rng.normal(size=(1, 4, 3, 4, 3))
+    layer = _init64(nn.Conv3D(4, (2, 3, 2), strides=(1, 2, 1), padding=(1, 1, 0), groups=2),
+                    x.shape)
+    w, b = _params(layer)
+    assert w.shape == (4, 2, 2, 3, 2)
+    out = block_gradient(layer, [x], samples=12)
+    ref = conv_reference(x, w, b, (1, 2, 1), (1, 1, 0), (1, 1, 1), 2)
+    assert_almost_equal(out, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_conv3d_transpose_matches_scatter_loops(block_gradient):
+    x = rng.normal(size=(1, 2, 2, 3, 2))
+    layer = _init64(nn.Conv3DTranspose(3, (2, 2, 3), strides=(2, 1, 1), padding=(0, 1, 1),
+                                       output_padding=(1, 0, 0)), x.shape)
+    w, b = _params(layer)
+    assert w.shape == (2, 3, 2, 2, 3)
+    out = block_gradient(layer, [x], samples=12)
+    ref = deconv_reference(x, w, b, (2, 1, 1), (0, 1, 1), (1, 1, 1), 1, (1, 0, 0))
+    assert_almost_equal(out, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_pool3d_matches_loops(block_gradient):
+    x = _distinct((1, 2, 4, 5, 3))
+    layer = nn.MaxPool3D((2, 3, 2), (2, 2, 1), (1, 1, 0))
+    ref = pool_reference(x, (2, 3, 2), (2, 2, 1), (1, 1, 0), 'max')
+    assert_almost_equal(block_gradient(layer, [x]), ref)
+    layer = nn.AvgPool3D(2, ceil_mode=True, count_include_pad=False)
+    ref = pool_reference(x, (2, 2, 2), (2, 2, 2), (0, 0, 0), 'avg', ceil_mode=True,
+                         count_include_pad=False)
+    assert_almost_equal(block_gradient(layer, [x]), ref)
+    assert_almost_equal(block_gradient(nn.GlobalMaxPool3D(), [x]),
+                        x.max(axis=(2, 3, 4), keepdims=True))
+    assert_almost_equal(block_gradient(nn.GlobalAvgPool3D(), [x]),
+                        x.mean(axis=(2, 3, 4), keepdims=True))
+
+
+# ---- channels-last layouts ---------------------------------------------------------------
+def _last(a):
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1))
+
+
+# channels-last layer, its channels-first twin, input shape (channels first)
+LAYOUT_CASES = {
+    'Conv1D': (lambda: nn.Conv1D(4, 3, padding=1, layout='NWC'),
+               lambda: nn.Conv1D(4, 3, padding=1), (2, 3, 6)),
+    'Conv2D': (lambda: nn.Conv2D(4, (3, 2), strides=(2, 1), padding=1, groups=2,
+                                 layout='NHWC'),
+               lambda: nn.Conv2D(4, (3, 2), strides=(2, 1), padding=1, groups=2),
+               (2, 4, 5, 4)),
+    'Conv3D': (lambda: nn.Conv3D(3, 2, padding=(1, 0, 0), layout='NDHWC'),
+               lambda: nn.Conv3D(3, 2, padding=(1, 0, 0)), (1, 2, 3, 3, 4)),
+    'Conv2DTranspose': (lambda: nn.Conv2DTranspose(3, 3, strides=2, padding=1,
+                                                   output_padding=1, layout='NHWC'),
+                        lambda: nn.Conv2DTranspose(3, 3, strides=2, padding=1,
+                                                   output_padding=1), (1, 2, 3, 2)),
+    'Conv3DTranspose': (lambda: nn.Conv3DTranspose(2, (2, 1, 2), strides=(2, 1, 1),
+                                                   layout='NDHWC'),
+                        lambda: nn.Conv3DTranspose(2, (2, 1, 2), strides=(2, 1, 1)),
+                        (1, 2, 2, 3, 2)),
+    'MaxPool1D': (lambda: nn.MaxPool1D(3, 2, 1, layout='NWC'),
+                  lambda: nn.MaxPool1D(3, 2, 1), (2, 3, 7)),
+    'AvgPool2D': (lambda: nn.AvgPool2D(3, 2, 1, count_include_pad=False, layout='NHWC'),
+                  lambda: nn.AvgPool2D(3, 2, 1, count_include_pad=False), (2, 3, 5, 6)),
+    'MaxPool3D': (lambda: nn.MaxPool3D(2, ceil_mode=True, layout='NDHWC'),
+                  lambda: nn.MaxPool3D(2, ceil_mode=True), (1, 2, 3, 4, 5)),
+    'GlobalAvgPool2D': (lambda: nn.GlobalAvgPool2D(layout='NHWC'),
+                        lambda: nn.GlobalAvgPool2D(), (2, 3, 4, 5)),
+    'GlobalMaxPool1D': (lambda: nn.GlobalMaxPool1D(layout='NWC'),
+                        lambda: nn.GlobalMaxPool1D(), (2, 3, 5)),
+}
+
+
+@pytest.mark.parametrize('name', sorted(LAYOUT_CASES))
+def test_channels_last_layout_matches_channels_first(name, block_gradient):
+    """A channels-last layer computes its channels-first twin's result with the channel
+    axis moved, the weight's channel axis moved last too; gradients by differences."""
+    make_last, make_first, shape = LAYOUT_CASES[name]
+    x = _distinct(shape)
+    first = make_first()
+    first.initialize(mx.init.Uniform(0.5))
+    first.cast('float64')
+    expected = first(nd.array(x, dtype='float64')).asnumpy()
+    last = make_last()
+    last.initialize()
+    last.cast('float64')
+    last(nd.array(_last(x), dtype='float64'))  # settle deferred shapes
+    if getattr(first, 'weight', None) is not None:
+        assert last.weight.shape == _last(first.weight.data().asnumpy()).shape
+        last.weight.set_data(nd.array(_last(first.weight.data().asnumpy()), dtype='float64'))
+        last.bias.set_data(first.bias.data())
+    out = block_gradient(last, [_last(x)], samples=20)
+    assert_almost_equal(out, _last(expected), rtol=1e-10, atol=1e-12)
+
+
+def test_channels_last_conv_infers_in_channels_and_reads_well():
+    layer = nn.Conv2D(8, 3, groups=2, layout='NHWC')
+    assert layer.weight.shape == (8, 3, 3, 0)
+    layer.initialize()
+    assert layer(nd.ones((2, 5, 5, 6))).shape == (2, 3, 3, 8)
+    assert layer.weight.shape == (8, 3, 3, 3)
+    assert repr(layer).startswith('Conv2D(6 -> 8, kernel_size=(3, 3)')
+    up = nn.Conv2DTranspose(4, 2, strides=2, layout='NHWC')
+    up.initialize()
+    assert up(nd.ones((1, 3, 3, 5))).shape == (1, 6, 6, 4)
+    assert up.weight.shape == (5, 2, 2, 4)
+
+
+def test_huge_kernel_data_gradient_scatters_columns():
+    """A kernel as large as its 224x224 input: the flipped convolution would need 50,000x
+    the columns col2im does (gigabytes), so the data gradient takes col2im."""
+    geo = Geometry((224, 224), 1, 0, 1, 1)
+    assert geo.transposed() is not None
+    assert geo.transposed((224, 224), 3, 16) is None
+    assert Geometry((3, 3), 1, 1, 1, 1).transposed((8, 8), 16, 32) is not None
+    x = nd.array(rng.normal(size=(2, 3, 224, 224)), dtype='float32')
+    w = nd.array(rng.normal(size=(4, 3, 224, 224)) * 1e-3, dtype='float32')
+    x.attach_grad()
+    with autograd.record():
+        y = nd.Convolution(x, w, kernel=(224, 224), num_filter=4, no_bias=True)
+    head = rng.normal(size=(2, 4, 1, 1))
+    y.backward(nd.array(head, dtype='float32'))
+    expected = np.einsum('nf,fchw->nchw', head[:, :, 0, 0], w.asnumpy())
+    assert_almost_equal(x.grad, expected, rtol=1e-4, atol=1e-6)
+
+
+# ---- reflection padding ------------------------------------------------------------------
+def test_reflection_pad2d_matches_numpy(block_gradient):
+    x = rng.normal(size=(2, 3, 4, 5))
+    layer = nn.ReflectionPad2D(2)
+    out = block_gradient(layer, [x])
+    assert_almost_equal(out, np.pad(x, [(0, 0), (0, 0), (2, 2), (2, 2)], mode='reflect'))
+    uneven = nn.ReflectionPad2D((0, 0, 0, 0, 1, 3, 0, 2))
+    assert_almost_equal(block_gradient(uneven, [x]),
+                        np.pad(x, [(0, 0), (0, 0), (1, 3), (0, 2)], mode='reflect'))
+    assert repr(layer) == 'ReflectionPad2D(padding=(0, 0, 0, 0, 2, 2, 2, 2))'
+
+
+def test_reflection_pad2d_errors_say_what_fits():
+    with pytest.raises(mx.MXNetError, match='zero for N and C'):
+        nn.ReflectionPad2D((1, 1, 0, 0, 1, 1, 1, 1))
+    with pytest.raises(mx.MXNetError, match='reflection padding \\(3, 3\\) of axis 2 must be '
+                                            'smaller than its size 3'):
+        nn.ReflectionPad2D(3)(nd.ones((1, 1, 3, 5)))

@@ -14,7 +14,8 @@ BOUND = 1e-3
 
 class EveryLayer(nn.HybridBlock):
     """Images ``(N, 3, 16, 16)`` through 2-D layers, their row means through 1-D layers,
-    tokens ``(N, 5)`` through an embedding; the three joined by a small classifier."""
+    the images as one-channel volumes ``(N, 1, 3, 16, 16)`` through 3-D layers, tokens
+    ``(N, 5)`` through an embedding; the four joined by a small classifier."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -22,6 +23,7 @@ class EveryLayer(nn.HybridBlock):
         self.image.add(nn.Conv2D(8, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'),
                        nn.MaxPool2D(2), nn.Conv2DTranspose(8, 2, strides=2),
                        nn.InstanceNorm(), nn.LeakyReLU(0.1), nn.AvgPool2D(2),
+                       nn.ReflectionPad2D(1), nn.Conv2D(8, 3), nn.BatchNormReLU(),
                        nn.HybridConcurrent(axis=1).add(
                            nn.Identity(), nn.Conv2D(8, 3, padding=1, use_bias=False)),
                        nn.PReLU())
@@ -31,19 +33,27 @@ class EveryLayer(nn.HybridBlock):
         self.rows.add(nn.Conv1D(8, 3, padding=1), nn.ELU(), nn.MaxPool1D(2),
                       nn.Conv1DTranspose(8, 2, strides=2), nn.SELU(), nn.AvgPool1D(2),
                       nn.HybridLambda(lambda F, x: F.tanh(x)))
+        self.volumes = nn.HybridSequential()
+        self.volumes.add(nn.Conv3D(4, 3, padding=1), nn.GroupNorm(2), nn.MaxPool3D((1, 2, 2)),
+                         nn.Conv3DTranspose(4, (1, 2, 2), strides=(1, 2, 2)),
+                         nn.AvgPool3D((1, 2, 2)))
+        self.volumes_avg = nn.GlobalAvgPool3D()
+        self.volumes_max = nn.GlobalMaxPool3D()
         self.rows_avg = nn.GlobalAvgPool1D()
         self.rows_max = nn.GlobalMaxPool1D()
         self.tokens = nn.HybridSequential()
         self.tokens.add(nn.Embedding(20, 8), nn.LayerNorm(), nn.GELU(), nn.Flatten())
         self.head = nn.Sequential()
-        self.head.add(nn.Dense(32), nn.Swish(), nn.Dropout(0.3),
-                      nn.Lambda(lambda x: x * 0.5), nn.Dense(10))
+        self.head.add(nn.Concurrent(axis=1).add(nn.Dense(16), nn.Dense(16)), nn.Swish(),
+                      nn.Dropout(0.3), nn.Lambda(lambda x: x * 0.5), nn.Dense(10))
 
     def hybrid_forward(self, F, images, tokens):
         feats = self.image(images)
         rows = self.rows(images.mean(axis=2))
+        volumes = self.volumes(images.expand_dims(1))
         parts = [F.Flatten(self.image_avg(feats)), F.Flatten(self.image_max(feats)),
                  F.Flatten(self.rows_avg(rows)), F.Flatten(self.rows_max(rows)),
+                 F.Flatten(self.volumes_avg(volumes)), F.Flatten(self.volumes_max(volumes)),
                  self.tokens(tokens)]
         return self.head(F.concat(*parts, dim=1))
 
