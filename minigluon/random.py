@@ -1,2 +1,4 @@
 """``mx.random``: seeding and sampling shared with ``nd.random``."""
-from .ndarray.random import normal, randint, seed, shuffle, uniform  # noqa: F401
+from .ndarray.random import (  # noqa: F401
+    exponential, gamma, generalized_negative_binomial, multinomial, negative_binomial, normal,
+    poisson, randint, randn, seed, shuffle, uniform)
