@@ -13,6 +13,21 @@ class MXNetError(RuntimeError):
 
 MinigluonError = MXNetError
 
+
+# Where MXNet raises Python's ValueError, TypeError or IndexError (its C++ errors that
+# start "ValueError: ..." included), minigluon raises these: both the builtin type and
+# MXNetError, so either ``except`` clause catches them.
+class MXNetValueError(MXNetError, ValueError):
+    """A bad value: MXNetError and ValueError."""
+
+
+class MXNetTypeError(MXNetError, TypeError):
+    """A bad type: MXNetError and TypeError."""
+
+
+class MXNetIndexError(MXNetError, IndexError):
+    """An index out of range: MXNetError and IndexError."""
+
 # MXNet's names for the Python types its API accepts.
 string_types = (str,)
 integer_types = (int, numbers.Integral)

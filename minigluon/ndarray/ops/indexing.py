@@ -181,3 +181,18 @@ def topk(xp, data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='floa
         mask = scatter(xp.ones_like(values))
         return mask, lambda dy: (xp.zeros_like(data),)
     return order.astype(dtype), lambda dy: (xp.zeros_like(data),)
+
+
+@register('fill_element_0index', num_inputs=3)
+def fill_element_0index(xp, lhs, mhs, rhs):
+    """A copy of the 2-D ``lhs`` with ``out[i, rhs[i]] = mhs[i]`` in every row ``i``."""
+    rows = xp.arange(lhs.shape[0])
+    cols = rhs.astype(np.int64)
+    out = lhs.copy()
+    out[rows, cols] = mhs
+
+    def backward(dy):
+        dlhs = dy.copy()
+        dlhs[rows, cols] = 0
+        return dlhs, dy[rows, cols], None
+    return out, backward
