@@ -429,9 +429,10 @@ def chi_square_check(generator, buckets, probs, nsamples=1000000):
                 raise ValueError('chi_square_check: buckets must be ascending and disjoint, '
                                  'got %r' % (buckets,))
             edges[2 * i], edges[2 * i + 1] = low, high
-        ids = np.searchsorted(edges, samples, side='right') // 2
-        for i in range(len(buckets)):
-            obs_freq[i] = (ids == i).sum()
+        # As MXNet counts (searchsorted into the edges, halved): bucket i takes the samples
+        # in [high of bucket i-1, high of bucket i); counting below each high is faster.
+        below = [np.count_nonzero(samples < high) for high in edges[1::2]]
+        obs_freq[:] = np.diff([0] + below)
     else:
         for i, value in enumerate(buckets):
             obs_freq[i] = (samples == value).sum()

@@ -134,3 +134,17 @@ def test_star_import_gives_mx_as_mxnet_test_utils_does():
     namespace = {}
     exec('from minigluon.test_utils import *', namespace)
     assert namespace['mx'] is mx
+
+
+def test_chi_square_check_counts_buckets_as_mxnet_does():
+    samples = np.array([-5.0, 0.1, 0.5, 1.5, 2.5, 3.5, 9.0, np.nan])
+    buckets = [(0.0, 1.0), (2.0, 3.0), (3.0, 4.0)]
+    _, obs, expected = test_utils.chi_square_check(lambda n: samples, buckets, [0.25, 0.5, 0.25],
+                                                   nsamples=8)
+    # a sample left of a bucket (or in the gap before it) counts for it; beyond the last
+    # bucket and NaN count nowhere: MXNet's searchsorted over the edges, halved
+    edges = np.array(buckets, np.float32).reshape(-1)
+    ref = np.bincount(np.searchsorted(edges, samples, side='right') // 2, minlength=4)[:3]
+    np.testing.assert_array_equal(obs, ref)
+    np.testing.assert_array_equal(obs, [3, 2, 1])
+    np.testing.assert_array_equal(expected, [2, 4, 2])
