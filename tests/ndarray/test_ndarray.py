@@ -1319,7 +1319,7 @@ def test_pad_modes_match_numpy(ctx):
           np.pad(x, widths, constant_values=1.5))
     check(nd.pad(a, mode='edge', pad_width=flat), np.pad(x, widths, mode='edge'))
     check(nd.pad(a, mode='reflect', pad_width=flat), np.pad(x, widths, mode='reflect'))
-    with pytest.raises(MXNetError, match='2 values per axis'):
+    with pytest.raises(MXNetError, match='per axis'):
         nd.pad(a, mode='constant', pad_width=(1, 1))
 
 

@@ -370,35 +370,6 @@ def flip(xp, data, axis):
     return xp.flip(data, axes).copy(), lambda dy: (xp.flip(dy, axes),)
 
 
-@register('pad')
-def pad(xp, data, mode='constant', pad_width=(), constant_value=0.0):
-    """Pad with ``pad_width`` = (before_0, after_0, before_1, after_1, ...) elements per
-    axis; ``mode`` 'constant' (``constant_value``), 'edge' or 'reflect'."""
-    if len(pad_width) != 2 * data.ndim:
-        raise MXNetError('pad: pad_width needs 2 values per axis (%d for a %d-D array), got %s'
-                         % (2 * data.ndim, data.ndim, tuple(pad_width)))
-    widths = [(int(pad_width[2 * i]), int(pad_width[2 * i + 1])) for i in range(data.ndim)]
-    if mode == 'constant':
-        out = xp.pad(data, widths, mode='constant', constant_values=constant_value)
-    elif mode in ('edge', 'reflect'):
-        out = xp.pad(data, widths, mode=mode)
-    else:
-        raise MXNetError("pad: mode must be 'constant', 'edge' or 'reflect', got %r" % (mode,))
-    src, dtype = data.shape, data.dtype
-
-    def backward(dy):
-        # every output element came from one input element (or the constant): pad the
-        # input's flat positions the same way and add each output gradient to its source
-        positions = xp.arange(data.size).reshape(src)
-        if mode == 'constant':
-            sources = xp.pad(positions, widths, mode='constant', constant_values=data.size)
-        else:
-            sources = xp.pad(positions, widths, mode=mode)
-        g = xp.bincount(sources.reshape(-1), weights=dy.reshape(-1), minlength=data.size + 1)
-        return (g[:data.size].astype(dtype).reshape(src),)
-    return out, backward
-
-
 @register('split_v2')
 def split_v2(xp, data, indices_or_sections, axis=0, squeeze_axis=False):
     """Split along ``axis`` into ``indices_or_sections`` equal parts (an int), or at the
