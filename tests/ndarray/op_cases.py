@@ -329,6 +329,10 @@ CASES.update({
              C(lambda a: nd.diag(a, k=-1, axis1=1, axis2=2), r(2, 3, 3))],
     'fill_element_0index': [C(lambda a, v, i: nd.fill_element_0index(a, v, i), r(3, 4), r(3),
                               np.array([1.0, 3.0, 0.0]), grad_nodes=[0, 1])],
+    # ordering over the flattened array (axis=None)
+    'topk': CASES['topk'] + [C(lambda a: weighted(nd.topk(a, axis=None, k=3, ret_typ='value'), 3),
+                               distinct(2, 3))],
+    'sort': CASES['sort'] + [C(lambda a: weighted(nd.sort(a, axis=None), 6), distinct(2, 3))],
     '_sample_multinomial': [C(lambda p: _seeded(lambda: nd.random.multinomial(
         p / p.sum(axis=1, keepdims=True), shape=5, get_prob=True)[1]),
         r(2, 4, low=0.2, high=1.0))],

@@ -1560,3 +1560,15 @@ def test_adaptive_updates(ctx):
     z = 0.6 * z + 0.4 * g - (d_t - 0.6 * d) * w
     check(D, d_t, rtol=1e-4)
     check(out, -z / d_t, rtol=1e-4)
+
+
+def test_ordering_over_the_flattened_array(ctx):
+    x = rng.permutation(12).reshape(3, 4).astype(np.float32)
+    a = nd.array(x, ctx=ctx)
+    flat = x.reshape(-1)
+    check(nd.sort(a, axis=None), np.sort(flat))
+    check(nd.argsort(a, axis=None, is_ascend=False), np.argsort(-flat).astype(np.float32))
+    check(nd.topk(a, axis=None, k=3), np.argsort(-flat)[:3].astype(np.float32))
+    check(a.topk(axis=None, k=2, ret_typ='value', is_ascend=True), np.sort(flat)[:2])
+    mask = nd.topk(a, axis=None, k=4, ret_typ='mask')
+    check(mask, (x >= 8).astype(np.float32))
