@@ -1,5 +1,7 @@
 """Testing helpers with MXNet's names: comparisons, numeric gradients, random data."""
 import contextlib
+import functools
+import math
 import os
 import sys
 
@@ -246,6 +248,92 @@ def set_env_var(key, val, default_val=''):
     return prev_val
 
 
+# ---- helpers MXNet's own tests of arrays, autograd and samplers use ---------------------
+# MXNet's test_utils does ``import mxnet as mx``, so ``from mxnet.test_utils import *`` gives
+# tests ``mx``. Taken from sys.modules rather than imported: the package imports this module.
+mx = sys.modules[__name__.rpartition('.')[0]]
+
+
+def random_arrays(*shapes):
+    """Standard-normal float32 numpy arrays, one per shape (a single array for one shape)."""
+    arrays = [np.array(np.random.randn(), dtype=default_dtype()) if len(s) == 0
+              else np.random.randn(*s).astype(default_dtype()) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_uniform_arrays(*shapes, low=0.0, high=1.0, dtype=None):
+    """Numpy arrays uniform on ``[low, high)``, one per shape."""
+    return [np.random.uniform(low, high, size=s).astype(dtype or default_dtype())
+            for s in shapes]
+
+
+def random_sample(population, k):
+    """``k`` distinct elements of the list ``population`` in random order."""
+    if not 0 <= k <= len(population):
+        raise ValueError('random_sample: k=%d is not in [0, %d]' % (k, len(population)))
+    population = list(population)
+    np.random.shuffle(population)
+    return population[:k]
+
+
+def rand_shape_3d(dim0=10, dim1=10, dim2=10, allow_zero_size=False):
+    """A random 3-D shape, each dimension in ``[1, dim]`` (``[0, dim]`` with zero sizes)."""
+    low = 0 if allow_zero_size else 1
+    return (np.random.randint(low, dim0 + 1), np.random.randint(low, dim1 + 1),
+            np.random.randint(low, dim2 + 1))
+
+
+def rand_coord_2d(x_low, x_high, y_low, y_high):
+    """A random integer point of ``[x_low, x_high) x [y_low, y_high)``."""
+    return np.random.randint(x_low, x_high), np.random.randint(y_low, y_high)
+
+
+def np_reduce(dat, axis, keepdims, numpy_reduce_func):
+    """Reduce ``dat`` over ``axis`` (None, an int or several) one axis at a time with
+    ``numpy_reduce_func`` (``np.sum``, ``np.argmax``, ...), keeping dims if asked."""
+    if isinstance(axis, int):
+        axis = [axis]
+    else:
+        axis = list(axis) if axis is not None else range(len(dat.shape))
+    ret = dat
+    for i in reversed(sorted(axis)):
+        ret = numpy_reduce_func(ret, axis=i)
+    if keepdims:
+        kept = list(dat.shape)
+        for i in axis:
+            kept[i] = 1
+        ret = ret.reshape(tuple(kept))
+    return ret
+
+
+def assert_exception(f, exception_type, *args, **kwargs):
+    """Assert that ``f(*args, **kwargs)`` raises ``exception_type``."""
+    try:
+        f(*args, **kwargs)
+    except exception_type:
+        return
+    raise AssertionError('%s did not raise %s' % (getattr(f, '__name__', f),
+                                                  exception_type.__name__))
+
+
+def retry(n):
+    """Decorator: run a stochastic test up to ``n`` times until it passes."""
+    if n <= 0:
+        raise ValueError('retry(n) needs n > 0, got %r' % (n,))
+
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for i in range(n):
+                try:
+                    return f(*args, **kwargs)
+                except AssertionError:
+                    if i == n - 1:
+                        raise
+        return wrapper
+    return decorate
+
+
 @contextlib.contextmanager
 def discard_stderr():
     """Discard everything written to standard error in the block.
@@ -366,3 +454,148 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='defa
         if compare_states:
             compare_ndarray_tuple(state1, state2[i], rtol, atol)
         compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
+def same_array(array1, array2):
+    """True when the two NDArrays share memory (a write into one shows in the other)."""
+    array1[:] += 1
+    if not same(array1.asnumpy(), array2.asnumpy()):
+        array1[:] -= 1
+        return False
+    array1[:] -= 1
+    return same(array1.asnumpy(), array2.asnumpy())
+
+
+def collapse_sum_like(a, shape):
+    """Sum numpy ``a`` down to ``shape`` (which broadcasts to ``a.shape``)."""
+    if np.prod(shape) == 0 or a.size == 0:
+        return np.zeros(shape, dtype=a.dtype)
+    extra = a.ndim - len(shape)
+    axes = list(range(extra)) + [extra + i for i, s in enumerate(shape)
+                                 if s != a.shape[extra + i]]
+    return np.sum(a, axis=tuple(axes)).reshape(shape)
+
+
+def _regularized_gamma_q(a, x):
+    """Q(a, x) = Gamma(a, x) / Gamma(a), the upper regularized incomplete gamma function
+    (series below ``a + 1``, Lentz's continued fraction above, as in Numerical Recipes)."""
+    if x <= 0:
+        return 1.0
+    log_prefix = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1:
+        term = total = 1.0 / a
+        n = a
+        for _ in range(10000):
+            n += 1
+            term *= x / n
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_prefix))
+    tiny = 1e-300
+    b = x + 1 - a
+    c, d = 1 / tiny, 1 / b
+    h = d
+    for i in range(1, 10000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < 1e-15:
+            break
+    return min(1.0, math.exp(log_prefix) * h)
+
+
+def chi_square_p_value(obs_freq, expected_freq):
+    """p-value of Pearson's chi-square test of observed against expected counts
+    (``len - 1`` degrees of freedom), as ``scipy.stats.chisquare`` gives it."""
+    obs = np.asarray(obs_freq, dtype=np.float64)
+    exp = np.asarray(expected_freq, dtype=np.float64)
+    stat = float(((obs - exp) ** 2 / exp).sum())
+    return _regularized_gamma_q((obs.size - 1) / 2.0, stat / 2.0)
+
+
+def gen_buckets_probs_with_ppf(ppf, nbuckets):
+    """``nbuckets`` equally likely buckets ``(ppf(i/n), ppf((i+1)/n))`` of a distribution
+    given by its quantile function ``ppf``, and their probabilities (all ``1/n``)."""
+    if nbuckets <= 0:
+        raise ValueError('gen_buckets_probs_with_ppf: nbuckets must be positive, got %r'
+                         % (nbuckets,))
+    probs = [1.0 / nbuckets] * nbuckets
+    buckets = [(ppf(i / float(nbuckets)), ppf((i + 1) / float(nbuckets)))
+               for i in range(nbuckets)]
+    return buckets, probs
+
+
+def mean_check(generator, mu, sigma, nsamples=1000000):
+    """True when the mean of ``generator(nsamples)`` lies within 3 standard errors of ``mu``."""
+    mean = np.array(generator(nsamples)).mean()
+    bound = 3 * sigma / np.sqrt(nsamples)
+    return bool(mu - bound < mean < mu + bound)
+
+
+def var_check(generator, sigma, nsamples=1000000):
+    """True when the sample variance of ``generator(nsamples)`` is within 3 standard
+    errors of ``sigma ** 2``."""
+    var = np.array(generator(nsamples)).var(ddof=1)
+    bound = 3 * np.sqrt(2 * sigma ** 4 / (nsamples - 1))
+    return bool(sigma ** 2 - bound < var < sigma ** 2 + bound)
+
+
+def chi_square_check(generator, buckets, probs, nsamples=1000000):
+    """Chi-square test of ``generator(nsamples)`` against bucket probabilities.
+
+    Parameters
+    ----------
+    generator : callable
+        ``generator(n)`` returns ``n`` i.i.d. samples.
+    buckets : list
+        Ascending, disjoint ``(low, high)`` ranges for a continuous distribution, or the
+        possible values of a discrete one.
+    probs : list of float
+        The probability of each bucket.
+
+    Returns
+    -------
+    (p, obs_freq, expected_freq) : the p-value, observed and expected bucket counts.
+    """
+    if not isinstance(buckets, list) or len(probs) != len(buckets):
+        raise ValueError('chi_square_check: buckets must be a list as long as probs')
+    samples = np.asarray(generator(nsamples)).reshape(-1)
+    continuous = isinstance(buckets[0], (list, tuple))
+    expected_freq = (nsamples * np.array(probs, dtype=np.float32)).astype(np.int32)
+    obs_freq = np.zeros(len(buckets), dtype=np.int64)
+    if continuous:
+        edges = np.zeros(len(buckets) * 2, dtype=np.float32)
+        for i, (low, high) in enumerate(buckets):
+            if low > high or (i + 1 < len(buckets) and high > buckets[i + 1][0]):
+                raise ValueError('chi_square_check: buckets must be ascending and disjoint, '
+                                 'got %r' % (buckets,))
+            edges[2 * i], edges[2 * i + 1] = low, high
+        # As MXNet counts (searchsorted into the edges, halved): bucket i takes the samples
+        # in [high of bucket i-1, high of bucket i); counting below each high is faster.
+        below = [np.count_nonzero(samples < high) for high in edges[1::2]]
+        obs_freq[:] = np.diff([0] + below)
+    else:
+        for i, value in enumerate(buckets):
+            obs_freq[i] = (samples == value).sum()
+    return chi_square_p_value(obs_freq, expected_freq), obs_freq, expected_freq
+
+
+def verify_generator(generator, buckets, probs, nsamples=1000000, nrepeat=5, success_rate=0.2,
+                     alpha=0.05):
+    """Run ``chi_square_check`` ``nrepeat`` times; fail unless at least ``success_rate`` of
+    the runs have a p-value above ``alpha``. Returns the p-values."""
+    results = [chi_square_check(generator, buckets, probs, nsamples) for _ in range(nrepeat)]
+    p_values = [r[0] for r in results]
+    if (np.array(p_values) > alpha).sum() < nrepeat * success_rate:
+        raise AssertionError('Generator test fails, Chi-square p=%s, obs_freq=%s, '
+                             'expected_freq=%s.\nbuckets=%s, probs=%s'
+                             % (p_values, [r[1] for r in results], [r[2] for r in results],
+                                buckets, probs))
+    return p_values

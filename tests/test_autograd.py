@@ -308,3 +308,18 @@ def test_thread_local_recording():
         t.start()
         t.join()
     assert seen == [False]
+
+
+def test_fresh_grad_says_whether_backward_wrote_the_gradient():
+    x, y = nd.ones((2,)), nd.ones((2,))
+    autograd.mark_variables([x, y], [nd.zeros((2,)), nd.zeros((2,))])
+    assert not x._fresh_grad and not y._fresh_grad
+    with autograd.record():
+        z = (x + 2) * y
+    z.backward()
+    assert x._fresh_grad and y._fresh_grad
+    x._fresh_grad = y._fresh_grad = False  # as MXNet's Trainer resets it
+    with autograd.record():
+        z = (x + 2).detach() * y
+    z.backward()
+    assert y._fresh_grad and not x._fresh_grad  # no gradient reached x

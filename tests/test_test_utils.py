@@ -151,3 +151,85 @@ def test_set_env_var_returns_the_previous_value(monkeypatch):
     assert test_utils.set_env_var('MINIGLUON_TEST_VAR', '2') == '1'
     import os
     assert os.environ['MINIGLUON_TEST_VAR'] == '2'
+
+
+def test_chi_square_p_value_matches_the_closed_forms():
+    # 2 degrees of freedom: p = exp(-stat / 2); 1 degree: p = erfc(sqrt(stat / 2))
+    import math
+    obs, exp = [110, 90, 100], [100, 100, 100]
+    assert abs(test_utils.chi_square_p_value(obs, exp) - math.exp(-2.0 / 2)) < 1e-12
+    obs, exp = [130, 70], [100, 100]
+    assert abs(test_utils.chi_square_p_value(obs, exp) - math.erfc(math.sqrt(18.0 / 2))) < 1e-12
+    # large statistics go through the continued fraction: p for 5 dof at 40 is 1.49e-7
+    obs, exp = [140, 60, 120, 80, 100, 100], [100.0] * 6
+    assert abs(test_utils.chi_square_p_value(obs, exp) / 1.49337e-7 - 1) < 1e-3
+
+
+def test_verify_generator_accepts_the_right_law_and_rejects_a_wrong_one():
+    rng = np.random.RandomState(0)
+    buckets, probs = test_utils.gen_buckets_probs_with_ppf(lambda q: q * 2 - 1, 4)
+    assert buckets == [(-1.0, -0.5), (-0.5, 0.0), (0.0, 0.5), (0.5, 1.0)] and probs == [0.25] * 4
+    p = test_utils.verify_generator(lambda n: rng.uniform(-1, 1, n), buckets, probs,
+                                    nsamples=20000, nrepeat=3)
+    assert len(p) == 3
+    with pytest.raises(AssertionError, match='Generator test fails'):
+        test_utils.verify_generator(lambda n: rng.uniform(-1, 0.9, n), buckets, probs,
+                                    nsamples=20000, nrepeat=3)
+    # discrete buckets are the values themselves
+    test_utils.verify_generator(lambda n: rng.choice(3, n, p=[0.2, 0.3, 0.5]), [0, 1, 2],
+                                [0.2, 0.3, 0.5], nsamples=20000, nrepeat=3)
+
+
+def test_np_reduce_random_helpers_and_assert_exception():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(test_utils.np_reduce(x, (0, 2), True, np.sum),
+                                  x.sum(axis=(0, 2), keepdims=True))
+    np.testing.assert_array_equal(test_utils.np_reduce(x, None, False, np.max), x.max())
+    a, b = test_utils.random_arrays((2, 3), ())
+    assert a.shape == (2, 3) and a.dtype == np.float32 and b.shape == () and b.dtype == np.float32
+    picked = test_utils.random_sample([1, 2, 3, 4], 2)
+    assert len(set(picked)) == 2 and set(picked) <= {1, 2, 3, 4}
+    assert all(1 <= d <= 3 for d in test_utils.rand_shape_3d(3, 3, 3))
+    test_utils.assert_exception(lambda: 1 / 0, ZeroDivisionError)
+    with pytest.raises(AssertionError):
+        test_utils.assert_exception(lambda: None, ZeroDivisionError)
+
+
+def test_retry_reruns_only_assertion_failures():
+    calls = []
+
+    @test_utils.retry(3)
+    def flaky():
+        calls.append(1)
+        assert len(calls) == 2
+
+    flaky()
+    assert len(calls) == 2
+
+    @test_utils.retry(2)
+    def broken():
+        calls.append(1)
+        raise AssertionError('always')
+
+    with pytest.raises(AssertionError, match='always'):
+        broken()
+
+
+def test_star_import_gives_mx_as_mxnet_test_utils_does():
+    namespace = {}
+    exec('from minigluon.test_utils import *', namespace)
+    assert namespace['mx'] is mx
+
+
+def test_chi_square_check_counts_buckets_as_mxnet_does():
+    samples = np.array([-5.0, 0.1, 0.5, 1.5, 2.5, 3.5, 9.0, np.nan])
+    buckets = [(0.0, 1.0), (2.0, 3.0), (3.0, 4.0)]
+    _, obs, expected = test_utils.chi_square_check(lambda n: samples, buckets, [0.25, 0.5, 0.25],
+                                                   nsamples=8)
+    # a sample left of a bucket (or in the gap before it) counts for it; beyond the last
+    # bucket and NaN count nowhere: MXNet's searchsorted over the edges, halved
+    edges = np.array(buckets, np.float32).reshape(-1)
+    ref = np.bincount(np.searchsorted(edges, samples, side='right') // 2, minlength=4)[:3]
+    np.testing.assert_array_equal(obs, ref)
+    np.testing.assert_array_equal(obs, [3, 2, 1])
+    np.testing.assert_array_equal(expected, [2, 4, 2])

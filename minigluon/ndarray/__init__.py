@@ -1,44 +1,20 @@
 """``mx.nd``: NDArray, creation functions and one function per op in the table."""
 from . import image, random
+from . import utils
+from . import _internal
 from .. import backend as _backend
-from ..base import MXNetError
 from .creation import arange, array, empty, eye, full, linspace, ones, zeros
-from .dispatch import invoke as _invoke
 from .dtypes import SUPPORTED_DTYPES
-from .ndarray import NDArray, _params
+from .functions import add_n, concatenate, moveaxis, onehot_encode, reset_arrays
+from .interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
+from .ndarray import NDArray, op_function as _op_function
 from .registry import all_ops as _all_ops
-from .serialization import load, save
-
-
-def _make_function(op):
-    n = op.num_inputs
-
-    def function(*args, out=None, **kwargs):
-        if n is None:
-            inputs, params = args, kwargs
-        else:
-            inputs, rest = args[:n], args[n:]
-            if len(inputs) < n:  # inputs given by keyword, e.g. nd.softmax(data=x)
-                names = op.input_names
-                absent = [m for m in names[len(inputs):op.num_required_inputs] if m not in kwargs]
-                if absent:
-                    raise MXNetError('nd.%s: missing input(s) %s' % (op.name, ', '.join(absent)))
-                inputs = inputs + tuple(kwargs.pop(m, None) for m in names[len(inputs):])
-            params = _params(op, rest, kwargs)
-        result = _invoke(op, inputs, params)
-        if out is None:
-            return result
-        out[:] = result
-        return out
-    function.__name__ = op.name
-    function.__qualname__ = op.name
-    function.__doc__ = op.doc
-    return function
+from .serialization import load, load_frombuffer, save
 
 
 for _name, _op in _all_ops().items():
     if not _name.startswith('_'):
-        globals()[_name] = _make_function(_op)
+        globals()[_name] = _op_function(_op)
 
 # MXNet's other spellings of the same ops.
 for _alias, _target in [('broadcast_add', 'add'), ('elemwise_add', 'add'), ('plus', 'add'),
@@ -54,32 +30,13 @@ for _alias, _target in [('broadcast_add', 'add'), ('elemwise_add', 'add'), ('plu
                         ('broadcast_lesser', 'lesser'), ('broadcast_lesser_equal', 'lesser_equal'),
                         ('broadcast_hypot', 'hypot'), ('Flatten', 'flatten'),
                         ('Concat', 'concat'), ('SliceChannel', 'split'),
-                        ('broadcast_axis', 'broadcast_to'), ('Pad', 'pad'),
-                        ('ctc_loss', 'CTCLoss')]:
+                        ('broadcast_axes', 'broadcast_axis'), ('Reshape', 'reshape'),
+                        ('SwapAxis', 'swapaxes'), ('Cast', 'cast'), ('Pad', 'pad'),
+                        ('crop', 'slice'), ('reverse', 'flip'), ('ctc_loss', 'CTCLoss'),
+                        ('choose_element_0index', 'pick')]:
     globals()[_alias] = globals()[_target]
 
-
-def add_n(*args, out=None):
-    """Elementwise sum of any number of arrays of the same shape."""
-    if not args:
-        raise MXNetError('add_n needs at least one array')
-    total = args[0]
-    for a in args[1:]:
-        total = total + a
-    if out is not None:
-        out[:] = total
-        return out
-    return total if len(args) > 1 else total.copy()
-
-
 ElementWiseSum = add_n
-
-
-def moveaxis(tensor, source, destination):
-    """Move axis ``source`` to position ``destination``."""
-    axes = list(range(tensor.ndim))
-    axes.insert(destination % tensor.ndim, axes.pop(source % tensor.ndim))
-    return tensor.transpose(axes)
 
 
 def waitall():
@@ -87,6 +44,21 @@ def waitall():
     _backend.synchronize()
 
 
-random_uniform = random.uniform
-random_normal = random.normal
+# The samplers under their names in MXNet's nd namespace.
+uniform = random_uniform = random.uniform
+normal = random_normal = random.normal
 random_randint = random.randint
+random_gamma = random.gamma
+random_exponential = random.exponential
+random_poisson = random.poisson
+random_negative_binomial = random.negative_binomial
+random_generalized_negative_binomial = random.generalized_negative_binomial
+sample_uniform = random.uniform
+sample_normal = random.normal
+sample_gamma = random.gamma
+sample_exponential = random.exponential
+sample_poisson = random.poisson
+sample_negative_binomial = random.negative_binomial
+sample_generalized_negative_binomial = random.generalized_negative_binomial
+sample_multinomial = random.multinomial
+shuffle = random.shuffle

@@ -25,21 +25,29 @@ def _shape(shape):
     return shape
 
 
-def _make(fill, shape, ctx, dtype):
+def _make(fill, shape, ctx, dtype, out=None):
+    """A new array from ``fill(xp, shape, dtype)``, or written into ``out`` (which then
+    gives the context, and the dtype unless ``dtype`` is given)."""
+    if out is not None:
+        ctx, dtype = out.context, out.dtype if dtype is None else dtype
     ctx = _ctx(ctx)
     dt = normalize_dtype(dtype)
     with ctx.device():
-        return NDArray(fill(ctx.xp, _shape(shape), dt), ctx)
+        result = NDArray(fill(ctx.xp, _shape(shape), dt), ctx)
+    if out is None:
+        return result
+    out[:] = result
+    return out
 
 
-def zeros(shape, ctx=None, dtype=None, **kwargs):
+def zeros(shape, ctx=None, dtype=None, out=None, **kwargs):
     """An array of zeros (float32 unless ``dtype`` says otherwise)."""
-    return _make(lambda xp, s, d: xp.zeros(s, d), shape, ctx, dtype)
+    return _make(lambda xp, s, d: xp.zeros(s, d), shape, ctx, dtype, out)
 
 
-def ones(shape, ctx=None, dtype=None, **kwargs):
+def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
     """An array of ones."""
-    return _make(lambda xp, s, d: xp.ones(s, d), shape, ctx, dtype)
+    return _make(lambda xp, s, d: xp.ones(s, d), shape, ctx, dtype, out)
 
 
 def empty(shape, ctx=None, dtype=None):
@@ -49,29 +57,26 @@ def empty(shape, ctx=None, dtype=None):
 
 def full(shape, val, ctx=None, dtype=None, out=None):
     """An array filled with ``val``."""
-    result = _make(lambda xp, s, d: xp.full(s, val, d), shape, ctx, dtype)
-    if out is not None:
-        out[:] = result
-        return out
-    return result
+    return _make(lambda xp, s, d: xp.full(s, val, d), shape, ctx, dtype, out)
 
 
-def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None,
+           out=None):
     """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times."""
     if stop is None:
         start, stop = 0, start
     def fill(xp, _, d):
         values = xp.arange(start, stop, step, dtype=np.float64).astype(d)
         return xp.repeat(values, repeat) if repeat != 1 else values
-    return _make(fill, 0, ctx, dtype)
+    return _make(fill, 0, ctx, dtype, out)
 
 
-def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None, out=None):
     """``num`` evenly spaced values from ``start`` to ``stop``."""
     return _make(lambda xp, _, d: xp.linspace(start, stop, num, endpoint=endpoint).astype(d),
-                 0, ctx, dtype)
+                 0, ctx, dtype, out)
 
 
-def eye(N, M=0, k=0, ctx=None, dtype=None):
+def eye(N, M=0, k=0, ctx=None, dtype=None, out=None):
     """A 2-D array with ones on diagonal ``k`` (``M`` = 0 means square)."""
-    return _make(lambda xp, _, d: xp.eye(N, M or N, k, dtype=d), 0, ctx, dtype)
+    return _make(lambda xp, _, d: xp.eye(N, M or N, k, dtype=d), 0, ctx, dtype, out)

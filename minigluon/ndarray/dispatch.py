@@ -12,8 +12,17 @@ import numbers
 import numpy as np
 
 from ..backend import NO_DEVICE
-from ..base import MXNetError, shape_str
+from ..base import MXNetError, MXNetIndexError, MXNetTypeError, MXNetValueError, shape_str
 from . import tape
+
+# An op's ValueError stays a ValueError (as MXNet raises it), and becomes an MXNetError.
+_ERROR_LIKE = ((ValueError, MXNetValueError), (TypeError, MXNetTypeError),
+               (IndexError, MXNetIndexError))
+
+
+def error_like(exc):
+    """The MXNetError class to raise for the Python exception ``exc`` (keeping its kind)."""
+    return next((mx for py, mx in _ERROR_LIKE if isinstance(exc, py)), MXNetError)
 
 
 def requires_grad(arr):
@@ -110,8 +119,9 @@ def invoke(op, inputs, params, ctx=None):
     except MXNetError:
         raise
     except (ValueError, TypeError, IndexError, AttributeError) as exc:
-        raise MXNetError('op %r failed on inputs (%s) with %s: %s'
-                         % (op.name, _describe(inputs), params or '{}', exc)) from exc
+        raise error_like(exc)(
+            'op %r failed on inputs (%s) with %s: %s'
+            % (op.name, _describe(inputs), params or '{}', exc)) from exc
     if op.differentiable:
         result, backward = result
     out_ctx = op.output_context(params) if op.output_context else ctx

@@ -14,7 +14,7 @@ def seed(seed_state, ctx='all'):
     global _host
     if not isinstance(seed_state, (int, np.integer)):
         raise MXNetError('seed must be an int, got %r' % (seed_state,))
-    value = int(seed_state)
+    value = int(seed_state) % 2 ** 64  # MXNet takes any int, negative ones too
     if ctx == 'all' or not Context(ctx).is_gpu:
         _host = np.random.default_rng(value)
     if ctx == 'all' or Context(ctx).is_gpu:
@@ -29,9 +29,15 @@ def host_generator():
     return _host
 
 
-def uniform01(xp, shape):
-    """float32 samples of ``[0, 1)`` from the generator of ``xp``'s device (the seeded
-    host generator for numpy; CuPy keeps one per GPU)."""
+def uniform01(xp, shape, dtype='float32'):
+    """Samples of ``[0, 1)`` (float32 or float64) from the generator of ``xp``'s device
+    (the seeded host generator for numpy; CuPy keeps one per GPU)."""
     if xp is np:
-        return _host.random(shape, dtype='float32')
-    return xp.random.random_sample(shape, dtype='float32')
+        return _host.random(shape, dtype=dtype)
+    return xp.random.random_sample(shape, dtype=dtype)
+
+
+def device_generator(xp):
+    """The generator that samples for ``xp``'s device: the host numpy Generator, or
+    CuPy's (which has numpy's legacy method names) for the current GPU."""
+    return _host if xp is np else xp.random

@@ -19,6 +19,7 @@ Nothing is trusted: every count and size is checked against the bytes that remai
 before anything is allocated, so a forged shape fails with ``FormatError`` instead of
 a huge allocation.
 """
+import io
 import struct
 
 import numpy as np
@@ -127,7 +128,7 @@ def _read_array(cursor, what):
     if any(d < 0 for d in shape):
         raise FormatError('%s has shape %s with a negative or unknown dimension; it holds no '
                           'data' % (what, tuple(shape)))
-    dev_type, _dev_id, flag = cursor.unpack('<iii', 'the context and type of ' + what)
+    dev_type, dev_id, flag = cursor.unpack('<iii', 'the context and type of ' + what)
     if dev_type not in _DEVICE_TYPES:
         raise FormatError('%s has unknown device type %d' % (what, dev_type))
     name = TYPE_FLAGS.get(flag)
@@ -147,7 +148,7 @@ def _read_array(cursor, what):
         values = np.frombuffer(data, dtype=np.uint8) != 0
     else:
         values = np.frombuffer(data, dtype=dtype.newbyteorder('<')).astype(dtype)
-    return values.reshape(shape)
+    return values.reshape(shape), dev_type, dev_id
 
 
 def decode(data):
@@ -163,7 +164,7 @@ def decode(data):
     count, = cursor.unpack('<Q', 'the number of arrays')
     arrays = []
     for i in range(count):  # each record takes bytes, so a forged count ends as truncation
-        arrays.append(_read_array(cursor, 'array #%d' % i))
+        arrays.append(_read_array(cursor, 'array #%d' % i)[0])
     name_count, = cursor.unpack('<Q', 'the number of names')
     if name_count not in (0, count):
         raise FormatError('it holds %d arrays but %d names' % (count, name_count))
@@ -200,16 +201,9 @@ def write(f, count, records, names, numpy_shape):
     one name per record; ``numpy_shape`` picks V3 records instead of V2.
     """
     f.write(struct.pack('<QQQ', LIST_MAGIC, 0, count))
-    magic = V3_MAGIC if numpy_shape else V2_MAGIC
     written = 0
     for array, dev_type, dev_id in records:
-        flag = _FLAG_OF_DTYPE.get(array.dtype)
-        if flag is None:
-            raise ValueError('dtype %s has no MXNet type flag' % array.dtype)
-        f.write(struct.pack('<Iii%dq' % array.ndim, magic, _DEFAULT_STORAGE, array.ndim,
-                            *array.shape))
-        f.write(struct.pack('<iii', dev_type, dev_id, flag))
-        f.write(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder('<')).tobytes())
+        _write_record(f, array, dev_type, dev_id, numpy_shape)
         written += 1
     if written != count:
         raise ValueError('%d arrays were announced but %d written' % (count, written))
@@ -219,3 +213,30 @@ def write(f, count, records, names, numpy_shape):
         raw = name.encode('utf-8')
         f.write(struct.pack('<Q', len(raw)))
         f.write(raw)
+
+
+def _write_record(f, array, dev_type, dev_id, numpy_shape):
+    flag = _FLAG_OF_DTYPE.get(array.dtype)
+    if flag is None:
+        raise ValueError('dtype %s has no MXNet type flag' % array.dtype)
+    f.write(struct.pack('<Iii%dq' % array.ndim, V3_MAGIC if numpy_shape else V2_MAGIC,
+                        _DEFAULT_STORAGE, array.ndim, *array.shape))
+    f.write(struct.pack('<iii', dev_type, dev_id, flag))
+    f.write(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder('<')).tobytes())
+
+
+# ---- one array: MXNet's raw bytes (MXNDArraySaveRawBytes), what pickling an NDArray holds
+def encode_array(array, dev_type, dev_id):
+    """The record of one host array (V3 when only numpy shapes can hold it)."""
+    out = io.BytesIO()
+    _write_record(out, array, dev_type, dev_id, needs_numpy_shape([array.shape]))
+    return out.getvalue()
+
+
+def decode_array(data):
+    """``(array, dev_type, dev_id)`` from the bytes of one record."""
+    cursor = _Cursor(data)
+    record = _read_array(cursor, 'the array')
+    if cursor.remaining():
+        raise FormatError('%d unexpected bytes follow the array' % cursor.remaining())
+    return record

@@ -5,11 +5,12 @@ import numbers
 import numpy as np
 
 from .. import backend
-from ..base import MXNetError, shape_str
+from ..base import MXNetError, MXNetTypeError, MXNetValueError, shape_str
 from ..context import Context, current_context
 from . import ops  # noqa: F401  (registers the op table the methods below come from)
-from . import tape
-from .dispatch import check_inplace_target, compute_gradients, invoke, requires_grad
+from . import mxnet_format, tape
+from .dispatch import (check_inplace_target, compute_gradients, error_like, invoke,
+                       requires_grad)
 from .dtypes import normalize_dtype
 from .registry import get_op
 
@@ -25,7 +26,7 @@ class NDArray:
     ``nd.array``, ``nd.zeros`` and friends rather than the constructor.
     """
     __slots__ = ('_data', '_ctx', '_node', '_out_idx', '_grad', '_grad_req', '_grad_writes',
-                 '__weakref__')
+                 '_fresh_grad', '__weakref__')
     __array_priority__ = 1000.0  # numpy scalars defer to our reflected operators
 
     def __init__(self, data, ctx):
@@ -36,6 +37,8 @@ class NDArray:
         self._grad = None
         self._grad_req = None
         self._grad_writes = 0  # backward passes that wrote this variable's gradient
+        # MXNet's flag: backward wrote the gradient since the user last set it to False
+        self._fresh_grad = False
 
     # ---- attributes ------------------------------------------------------------------
     @property
@@ -83,12 +86,21 @@ class NDArray:
         return backend.host_copy(self._data, order='C')
 
     def asscalar(self):
+        """The only element, as a numpy scalar of the array's dtype (ValueError unless the
+        array has exactly one element)."""
         if self.size != 1:
-            raise MXNetError('asscalar() needs an array of exactly one element, got shape %s'
-                             % (self.shape,))
-        return self.asnumpy().reshape(()).item()
+            raise MXNetValueError('asscalar() needs an array of exactly one element, got shape '
+                                  '%s' % (self.shape,))
+        return self.asnumpy().reshape(-1)[0]
 
-    item = asscalar
+    def item(self):
+        """The only element as a Python number."""
+        return self.asscalar().item()
+
+    def __array__(self, dtype=None, copy=None):
+        # numpy functions (np.all, np.asarray, ...) read the data directly
+        data = self.asnumpy()
+        return data if dtype is None else data.astype(dtype, copy=False)
 
     def astype(self, dtype, copy=True):
         dt = normalize_dtype(dtype)
@@ -132,9 +144,24 @@ class NDArray:
     wait_to_write = wait_to_read
 
     def tostype(self, stype):
+        """A dense copy for ``'default'``; sparse storage types are not part of minigluon."""
         if stype != 'default':
-            raise MXNetError("only the 'default' (dense) storage type is supported, got %r" % stype)
-        return self
+            raise MXNetError("tostype(%r): sparse storage (row_sparse, csr) is not part of "
+                             "minigluon; every array is dense ('default')" % (stype,))
+        return self.copy()
+
+    def to_dlpack_for_read(self):
+        """A DLPack capsule of this array's memory, for reading by another framework."""
+        self.wait_to_read()
+        return self._data.__dlpack__()
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule of this array's memory that the consumer may also write."""
+        self.wait_to_write()
+        try:  # a versioned capsule says "writable"; plain ones import read-only in numpy
+            return self._data.__dlpack__(max_version=(1, 0))
+        except TypeError:
+            return self._data.__dlpack__()
 
     # ---- autograd --------------------------------------------------------------------
     def attach_grad(self, grad_req='write', stype=None):
@@ -152,6 +179,7 @@ class NDArray:
                              % (grad_buf.shape, self.shape))
         self._grad = grad_buf
         self._grad_req = grad_req
+        self._fresh_grad = False
         self._node = None  # a variable starts a new graph
 
     def detach(self):
@@ -172,18 +200,51 @@ class NDArray:
         else:
             buf._data[...] = grad
         self._grad_writes += 1
+        self._fresh_grad = True
 
     # ---- shape methods with MXNet's calling conventions -------------------------------
     def reshape(self, *shape, **kwargs):
-        """Reshape; ``0`` copies a dimension, ``-1`` infers one (also -2, -3, -4 as MXNet)."""
+        """A view with a new shape, sharing this array's memory.
+
+        ``0`` copies a dimension, ``-1`` infers one (also -2, -3, -4 as in MXNet);
+        ``reverse=True`` reads the codes from the right.
+        """
+        unknown = [k for k in kwargs if k not in ('shape', 'reverse')]
+        if unknown:
+            raise MXNetTypeError('reshape: unknown keyword(s) %s; accepted are shape and reverse'
+                                 % ', '.join(unknown))
         if 'shape' in kwargs:
             shape = kwargs.pop('shape')
         elif len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         return invoke(get_op('reshape'), (self,), dict(shape=tuple(shape), **kwargs))
 
-    def reshape_like(self, other):
-        return self.reshape(other.shape)
+    def flatten(self, inplace=False):
+        """``(N, a, b, ...) -> (N, a*b*...)``; a view with ``inplace=True``, else a copy."""
+        if inplace:
+            return self.reshape((self.shape[0] if self.ndim else 1, -1))
+        return invoke(get_op('flatten'), (self,), {})
+
+    def expand_dims(self, axis, inplace=False):
+        """Insert a length-1 axis at ``axis``; a view with ``inplace=True``, else a copy."""
+        if inplace:
+            shape = list(self.shape)
+            shape.insert(axis % (self.ndim + 1), 1)
+            return self.reshape(shape)
+        return invoke(get_op('expand_dims'), (self,), {'axis': axis})
+
+    def squeeze(self, axis=None, inplace=False):
+        """Remove length-1 axes (only ``axis`` when given); a view with ``inplace=True``."""
+        if inplace:
+            if axis is None:
+                drop = {i for i, n in enumerate(self.shape) if n == 1}
+            else:
+                drop = {a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+                if any(self.shape[a] != 1 for a in drop):
+                    raise MXNetValueError('squeeze: axis %s of shape %s is not of length 1'
+                                          % (axis, self.shape))
+            return self.reshape([n for i, n in enumerate(self.shape) if i not in drop] or [1])
+        return invoke(get_op('squeeze'), (self,), {'axis': axis})
 
     def transpose(self, *axes, **kwargs):
         if 'axes' in kwargs:
@@ -194,6 +255,18 @@ class NDArray:
 
     def broadcast_to(self, shape):
         return invoke(get_op('broadcast_to'), (self,), {'shape': tuple(shape)})
+
+    def slice_assign(self, rhs, begin, end, step=()):
+        """Write ``rhs`` into the region ``begin:end:step`` of this array, in place."""
+        self[:] = invoke(get_op('_slice_assign'), (self, rhs),
+                         {'begin': begin, 'end': end, 'step': step})
+        return self
+
+    def slice_assign_scalar(self, value, begin, end, step=()):
+        """Set the region ``begin:end:step`` of this array to ``value``, in place."""
+        self[:] = invoke(get_op('_slice_assign_scalar'), (self,),
+                         {'scalar': value, 'begin': begin, 'end': end, 'step': step})
+        return self
 
     def __len__(self):
         if not self.shape:
@@ -215,21 +288,36 @@ class NDArray:
                 raise MXNetError('__setitem__: value is on %s but the array is on %s; move it '
                                  'with .as_in_context()' % (value._ctx, self._ctx))
             if tape.is_recording() and requires_grad(value):
-                check_inplace_target(self)
+                if not _is_whole(key):
+                    raise MXNetError(
+                        'Inplace operations (+=, -=, x[:]=, etc) are not supported when '
+                        'recording with autograd: assigning into part of an array (key %r) '
+                        'from a value that needs a gradient cannot be differentiated. Build '
+                        'the result out of place (nd.where, nd.concat, ...) or assign outside '
+                        'autograd.record().' % (key,))
+                check_inplace_target(self)  # x[:] = y records a copy of y, as MXNet does
                 self._take_over(invoke(_SETITEM, (self, value), {'key': key}))
                 return
             value = value._data
+        elif isinstance(value, (list, tuple)):
+            value = self._ctx.put(np.asarray(value, dtype=self._data.dtype))
         elif isinstance(value, np.ndarray) and backend.is_device_array(self._data):
             value = self._ctx.put(value)
         elif not isinstance(value, (numbers.Number, np.ndarray, np.generic)):
-            raise MXNetError('__setitem__: cannot assign a %s; use a scalar, NDArray or numpy '
-                             'array' % type(value).__name__)
+            raise MXNetTypeError('__setitem__: cannot assign a %s; use a scalar, list, NDArray '
+                                 'or numpy array' % type(value).__name__)
         check_inplace_target(self)
         try:
-            self._data[key] = value
+            try:
+                self._data[key] = value
+            except ValueError:
+                # one value for one element (b[0] = np.array([x])): MXNet broadcasts it
+                if getattr(value, 'size', None) != 1:
+                    raise
+                self._data[key] = value.reshape(())
         except (ValueError, IndexError, TypeError) as exc:
-            raise MXNetError('__setitem__ on shape %s with key %r: %s' % (self.shape, key, exc)) \
-                from exc
+            raise error_like(exc)('__setitem__ on shape %s with key %r: %s'
+                                  % (self.shape, key, exc)) from exc
 
     def _take_over(self, result):
         """Become ``result`` (used by recorded in-place ops: the old value stays saved)."""
@@ -249,8 +337,8 @@ class NDArray:
         if self.size == 0:
             return False  # as MXNet: an empty array is falsy
         if self.size != 1:
-            raise MXNetError('the truth value of an NDArray with %d elements is ambiguous; use '
-                             '.asnumpy().any() or .all()' % self.size)
+            raise MXNetValueError('the truth value of an NDArray with %d elements is ambiguous; '
+                                  'use .asnumpy().any() or .all()' % self.size)
         return bool(self.asscalar())
 
     def __float__(self):
@@ -266,14 +354,60 @@ class NDArray:
 
     __hash__ = object.__hash__
 
-    def __reduce__(self):
-        raise MXNetError('NDArrays are not pickled; save them with nd.save(filename, arrays)')
+    # Pickling keeps what MXNet keeps: the array in MXNet's binary record, as its
+    # __getstate__ does, so pickles move between MXNet and minigluon. Gradients and the
+    # graph are not kept.
+    def __getstate__(self):
+        ctx = self._ctx
+        return {'handle': mxnet_format.encode_array(self.asnumpy(), ctx.device_typeid,
+                                                    ctx.device_id)}
+
+    def __setstate__(self, state):
+        handle = state.get('handle') if isinstance(state, dict) else None
+        if handle is None:
+            raise MXNetError('cannot restore an NDArray from %r: expected the state '
+                             "{'handle': bytes} that pickling an NDArray writes" % (state,))
+        try:
+            data, dev_type, dev_id = mxnet_format.decode_array(bytes(handle))
+        except mxnet_format.FormatError as exc:
+            raise MXNetError('cannot restore an NDArray: %s' % exc) from None
+        ctx = Context(dev_type if dev_type in Context.devtype2str else 1, dev_id)
+        if ctx.is_gpu and backend.gpu_unavailable_reason(dev_id):
+            ctx = Context('cpu', 0)  # saved on a GPU this machine lacks, as MXNet does
+        self.__init__(ctx.put(data), ctx)
 
     def __copy__(self):
         return NDArray(self._data, self._ctx)
 
     def __deepcopy__(self, memo):
         return NDArray(self._data.copy(), self._ctx)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether the tuple of slices ``slc_key`` selects one contiguous block of the
+        C-order memory of an array of ``shape``: single elements on the leading axes, one
+        step-1 run on the next axis, whole axes after it."""
+        slices = tuple(slc_key) + (slice(None),) * (len(shape) - len(slc_key))
+        runs = []
+        for slc, dim in zip(slices, shape):
+            start, stop, step = slc.indices(dim)
+            runs.append((len(range(start, stop, step)), step, dim))
+        if any(length == 0 for length, _, _ in runs):
+            return True
+        first = next((i for i, (length, _, _) in enumerate(runs) if length > 1), None)
+        if first is None:
+            return True
+        if runs[first][1] != 1:
+            return False
+        return all(length == dim and (step == 1 or dim == 1)
+                   for length, step, dim in runs[first + 1:])
+
+
+def _is_whole(key):
+    """Whether the index ``key`` selects the whole array (``:``, ``...``, None)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or (isinstance(k, slice) and k == slice(None))
+               for k in parts)
 
 
 def _raw_key(key, ctx):
@@ -342,10 +476,50 @@ NDArray.__abs__ = lambda self: invoke(get_op('abs'), (self,), {})
 NDArray.__pos__ = lambda self: self
 
 
+def call_op(op, args, kwargs):
+    """Run ``op`` the way ``nd.<op>(*args, **kwargs)`` and the methods call it.
+
+    The first ``op.num_inputs`` positional arguments are the array inputs (inputs may
+    also come by keyword, ``nd.pick(data, index=i)``); further positional arguments fill
+    the op's parameters in order. ``out=`` receives the result in place.
+    """
+    out = kwargs.pop('out', None)
+    n = op.num_inputs
+    if n is None:
+        inputs, params = args, kwargs
+    else:
+        inputs, rest = tuple(args[:n]), args[n:]
+        if len(inputs) < n:  # inputs given by keyword, e.g. nd.softmax(data=x)
+            names = op.input_names
+            absent = [m for m in names[len(inputs):op.num_required_inputs] if m not in kwargs]
+            if absent:
+                raise MXNetTypeError('nd.%s: missing input(s) %s' % (op.name, ', '.join(absent)))
+            inputs = inputs + tuple(kwargs.pop(m, None) for m in names[len(inputs):])
+        params = _params(op, rest, kwargs)
+    result = invoke(op, inputs, params)
+    if out is None:
+        return result
+    if isinstance(result, list):
+        for target, value in zip(out, result):
+            target[:] = value
+    else:
+        out[:] = result
+    return out
+
+
+def op_function(op):
+    """The ``nd.<op>`` function of ``op``."""
+    def function(*args, **kwargs):
+        return call_op(op, args, kwargs)
+    function.__name__ = op.name
+    function.__qualname__ = op.name
+    function.__doc__ = op.doc
+    return function
+
+
 def _method(op):
     def method(self, *args, **kwargs):
-        return invoke(op, (self,) + args[:op.num_inputs - 1],
-                      _params(op, args[op.num_inputs - 1:], kwargs))
+        return call_op(op, (self,) + args, kwargs)
     method.__name__ = op.name
     method.__doc__ = op.doc
     return method
@@ -357,21 +531,26 @@ def _params(op, positional, kwargs):
         return kwargs
     names = op.param_names
     if len(positional) > len(names):
-        raise MXNetError('op %r takes at most %d parameters (%s), got %d'
-                         % (op.name, len(names), ', '.join(names), len(positional)))
+        raise MXNetTypeError('op %r takes at most %d parameters (%s), got %d'
+                             % (op.name, len(names), ', '.join(names), len(positional)))
     params = dict(zip(names, positional))
     params.update(kwargs)
     return params
 
 
-# Ops that NDArray exposes as methods (x.sum(axis=1), x.relu(), ...).
+# Ops that NDArray exposes as methods (x.sum(axis=1), x.relu(), ...): MXNet 1.x's fluent
+# methods, and a few more.
 METHOD_OPS = (
-    'sum', 'mean', 'max', 'min', 'prod', 'argmax', 'argmin', 'norm', 'nansum',
-    'abs', 'sign', 'sqrt', 'rsqrt', 'exp', 'expm1', 'log', 'log1p', 'square', 'reciprocal',
-    'clip', 'floor', 'ceil', 'round', 'relu', 'sigmoid', 'tanh', 'softrelu', 'sin', 'cos',
-    'softmax', 'log_softmax', 'expand_dims', 'squeeze', 'flatten', 'swapaxes', 'tile',
-    'repeat', 'split', 'one_hot', 'pick', 'take', 'argsort', 'topk', 'sort', 'slice_axis',
-    'broadcast_like', 'zeros_like', 'ones_like', 'dot', 'power', 'maximum', 'minimum',
+    'sum', 'nansum', 'prod', 'nanprod', 'mean', 'max', 'min', 'norm', 'argmax', 'argmin',
+    'argmax_channel', 'abs', 'sign', 'sqrt', 'rsqrt', 'cbrt', 'rcbrt', 'exp', 'expm1', 'log',
+    'log10', 'log2', 'log1p', 'square', 'reciprocal', 'clip', 'round', 'rint', 'fix', 'floor',
+    'ceil', 'trunc', 'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'degrees', 'radians',
+    'sinh', 'cosh', 'tanh', 'arcsinh', 'arccosh', 'arctanh', 'relu', 'sigmoid', 'softrelu',
+    'softmax', 'log_softmax', 'softmin', 'swapaxes', 'tile', 'repeat', 'pad', 'flip', 'split',
+    'split_v2', 'slice', 'slice_axis', 'slice_like', 'one_hot', 'pick', 'take', 'argsort',
+    'topk', 'sort', 'broadcast_like', 'reshape_like', 'zeros_like', 'ones_like',
+    'shape_array', 'size_array', 'depth_to_space', 'space_to_depth', 'diag', 'dot', 'power',
+    'maximum', 'minimum',
 )
 
 _GETITEM, _SETITEM = get_op('_getitem'), get_op('_setitem')
@@ -379,31 +558,29 @@ _TRANSPOSE, _CAST = get_op('transpose'), get_op('cast')
 _COPY, _COPYTO = get_op('copy'), get_op('_copyto')
 for _name in METHOD_OPS:
     setattr(NDArray, _name, _method(get_op(_name)))
+NDArray.broadcast_axes = _method(get_op('broadcast_axis'))
 
 
 def to_array(source, ctx=None, dtype=None):
     """``nd.array``: an NDArray from a list, numpy array, scalar or NDArray.
 
-    The dtype defaults to the source's for arrays and to float32 for Python data,
-    as in MXNet.
+    The dtype defaults to the source's for an NDArray and to float32 for everything
+    else, numpy arrays of other dtypes included, as in MXNet 1.x: pass ``dtype`` to
+    keep one (``nd.array(a, dtype=a.dtype)``). A 0-d source gives a 0-d array.
     """
     ctx = current_context() if ctx is None else Context(ctx)
     if isinstance(source, NDArray):
         data = source._data
+        dtype = data.dtype if dtype is None else dtype
     elif backend.is_device_array(source):
         data = source
     else:
         try:
             data = np.asarray(source)
         except (ValueError, TypeError) as exc:  # ragged nested lists (numpy >= 1.24)
-            raise MXNetError('nd.array: cannot make an array from %s: %s'
-                             % (type(source).__name__, exc)) from None
+            raise MXNetTypeError('nd.array: cannot make an array from %s: %s'
+                                 % (type(source).__name__, exc)) from None
         if data.dtype == object or data.dtype.kind in 'USV':
-            raise MXNetError('nd.array: cannot make an array from %s (ragged nested lists or '
-                             'non-numeric values)' % type(source).__name__)
-        if not isinstance(source, (np.ndarray, np.generic)):
-            data = data.astype(normalize_dtype(dtype), copy=False)
-    out = ctx.put(data, normalize_dtype(dtype if dtype is not None else data.dtype))
-    if out.ndim == 0:
-        out = out.reshape(1)
-    return NDArray(out, ctx)
+            raise MXNetTypeError('nd.array: cannot make an array from %s (ragged nested lists '
+                                 'or non-numeric values)' % type(source).__name__)
+    return NDArray(ctx.put(data, normalize_dtype(dtype)), ctx)

@@ -9,7 +9,7 @@ the same folder is renamed over the destination.
 import os
 import tempfile
 
-from ..base import MXNetError
+from ..base import MXNetError, MXNetTypeError
 from ..context import Context, current_context
 from . import mxnet_format, zip_format
 from .ndarray import NDArray
@@ -87,6 +87,20 @@ def _decode(fname, data):
                      % (fname, bytes(data[:8]), mxnet_format.LIST_MAGIC))
 
 
+def load_frombuffer(buf, ctx=None):
+    """Load a list or dict of NDArrays from the bytes of a file ``save`` wrote (e.g. read
+    from a network or an archive)."""
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise MXNetTypeError('load_frombuffer: buf must be bytes, got %s' % type(buf).__name__)
+    return _to_arrays(*_decode('the buffer', bytes(buf)), ctx)
+
+
+def _to_arrays(arrays, names, ctx):
+    ctx = current_context() if ctx is None else Context(ctx)
+    out = [NDArray(ctx.put(a), ctx) for a in arrays]
+    return out if names is None else dict(zip(names, out))
+
+
 def load(fname, ctx=None):
     """Load what ``save`` (or MXNet's ``nd.save``) wrote: a list, or a dict of NDArrays.
 
@@ -94,12 +108,9 @@ def load(fname, ctx=None):
     names. As in MXNet, a file without names loads as a list, so an empty dict comes
     back as an empty list.
     """
-    ctx = current_context() if ctx is None else Context(ctx)
     try:
         with open(fname, 'rb') as f:
             data = f.read()
     except FileNotFoundError:
         raise MXNetError('nd.load: no such file %s' % (fname,)) from None
-    arrays, names = _decode(fname, data)
-    out = [NDArray(ctx.put(a), ctx) for a in arrays]
-    return out if names is None else dict(zip(names, out))
+    return _to_arrays(*_decode(fname, data), ctx)

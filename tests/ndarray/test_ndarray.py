@@ -45,12 +45,14 @@ def test_array_from_lists_is_float32(ctx):
     check(nd.array([1, 2], ctx=ctx, dtype='int32'), np.array([1, 2], np.int32), dtype='int32')
 
 
-def test_array_from_numpy_keeps_dtype(ctx):
+def test_array_from_numpy_is_float32_unless_dtype_says(ctx):
+    # MXNet 1.x: float32 for every source but an NDArray, numpy arrays of any dtype included
     for dt in DTYPES:
         src = (rand(3, 4) * 10).astype(dt)
-        a = nd.array(src, ctx=ctx)
-        assert a.dtype == np.dtype(dt).type, dt
-        check(a, src, dtype=dt)
+        check(nd.array(src, ctx=ctx), src.astype(np.float32), dtype='float32')
+        kept = nd.array(src, ctx=ctx, dtype=src.dtype)
+        assert kept.dtype == np.dtype(dt).type, dt
+        check(kept, src, dtype=dt)
     src = np.arange(6, dtype=np.float64)
     check(nd.array(src, ctx=ctx, dtype='float16'), src.astype(np.float16), dtype='float16')
 
@@ -65,15 +67,19 @@ def test_array_copies_its_source(ctx):
     check(a, np.arange(4, dtype=np.float32))
 
 
-def test_array_from_scalars(ctx):
+def test_array_from_scalars_is_0d(ctx):
+    # as MXNet's nd.array: a scalar or 0-d source gives a 0-d float32 array
     a = nd.array(3, ctx=ctx)
-    check(a, np.array([3], np.float32), dtype='float32')
+    check(a, np.array(3, np.float32), dtype='float32')
     b = nd.array(np.float64(2.5), ctx=ctx)
-    check(b, np.array([2.5]), dtype='float64')  # numpy scalars keep their dtype
+    check(b, np.array(2.5, np.float32), dtype='float32')
+    check(nd.array(np.ones(()), ctx=ctx), np.ones((), np.float32))
+    assert (b + 1).shape == (1,) and b.asscalar() == 2.5
 
 
 def test_array_from_ndarray(ctx):
-    x = nd.array(np.arange(6, dtype=np.int32).reshape(2, 3), ctx=ctx)
+    x = nd.array(np.arange(6, dtype=np.int32).reshape(2, 3), ctx=ctx,
+                 dtype='int32')
     y = nd.array(x)
     assert y.dtype == np.int32 and y.context == mx.cpu(0)
     check(y, np.arange(6, dtype=np.int32).reshape(2, 3), dtype='int32')
@@ -118,7 +124,7 @@ def test_arange(ctx):
 
 
 def test_like_linspace_eye(ctx):
-    x = nd.array(rand(2, 3).astype(np.float64), ctx=ctx)
+    x = nd.array(rand(2, 3), ctx=ctx, dtype='float64')
     check(nd.zeros_like(x), np.zeros((2, 3)), dtype='float64')
     check(nd.ones_like(x), np.ones((2, 3)), dtype='float64')
     check(x.zeros_like(), np.zeros((2, 3)), dtype='float64')
@@ -139,11 +145,11 @@ def test_like_linspace_eye(ctx):
 @pytest.mark.parametrize('dtype', DTYPES)
 def test_every_supported_dtype(dtype, ctx):
     ref = (np.arange(6) % 3).reshape(2, 3).astype(dtype)
-    for a in (nd.array(ref, ctx=ctx), nd.array(ref.tolist(), ctx=ctx, dtype=dtype),
-              nd.zeros((2, 3), ctx=ctx, dtype=dtype) + nd.array(ref, ctx=ctx)):
+    for a in (nd.array(ref, ctx=ctx, dtype=dtype), nd.array(ref.tolist(), ctx=ctx, dtype=dtype),
+              nd.zeros((2, 3), ctx=ctx, dtype=dtype) + nd.array(ref, ctx=ctx, dtype=dtype)):
         assert a.dtype == np.dtype(dtype).type
         check(a, ref, dtype=dtype)
-    a = nd.array(ref, ctx=ctx)
+    a = nd.array(ref, ctx=ctx, dtype=dtype)
     check(a.copy(), ref, dtype=dtype)
     check(a.reshape(3, 2), ref.reshape(3, 2), dtype=dtype)
     check(a.astype('float64'), ref.astype(np.float64), dtype='float64')
@@ -166,7 +172,7 @@ def test_unsupported_dtype_errors(dtype):
         assert 'dtype' in msg and 'float32' in msg  # says which dtypes are supported
     if dtype not in ('object',):
         with pytest.raises(MXNetError, match='dtype'):
-            nd.array(np.zeros(2, dtype=dtype))
+            nd.array(np.zeros(2, dtype=dtype), dtype=dtype)
 
 
 def test_unknown_dtype_name():
@@ -417,7 +423,7 @@ def test_broadcast_tile_repeat(ctx):
     a = nd.array(ref, ctx=ctx)
     check(a.broadcast_to((4, 3)), np.broadcast_to(ref, (4, 3)))
     check(nd.broadcast_to(a, shape=(2, 0)), np.broadcast_to(ref, (2, 3)))  # 0 keeps the dim
-    check(nd.broadcast_axis(a, shape=(5, 3)), np.broadcast_to(ref, (5, 3)))
+    check(nd.broadcast_axis(a, axis=0, size=5), np.broadcast_to(ref, (5, 3)))
     check(a.broadcast_like(nd.zeros((2, 3), ctx=ctx)), np.broadcast_to(ref, (2, 3)))
     with pytest.raises(MXNetError):
         a.broadcast_to((4, 2))
@@ -460,15 +466,15 @@ def test_reductions(name, ctx):
 def test_reductions_keep_dtype(dtype, ctx):
     # MXNet's legacy reductions return the input dtype (numpy would widen integers)
     ref = (np.arange(12) % 5 + 1).reshape(3, 4).astype(dtype)
-    a = nd.array(ref, ctx=ctx)
+    a = nd.array(ref, ctx=ctx, dtype=dtype)
     for name in ('sum', 'mean', 'max', 'min', 'prod', 'nansum'):
         f = getattr(np, name)
         check(getattr(a, name)(axis=0), f(ref, axis=0).astype(dtype), rtol=1e-3, dtype=dtype)
         check(getattr(a, name)(), np.array([f(ref)]).astype(dtype), rtol=1e-3, dtype=dtype)
     if dtype == 'uint8':
-        big = nd.array(np.full(4, 200, np.uint8), ctx=ctx)
+        big = nd.array(np.full(4, 200, np.uint8), ctx=ctx, dtype='uint8')
         check(big.sum(), np.array([800 % 256], np.uint8), dtype='uint8')  # C-type wrap-around
-    b = nd.array(ref > 2, ctx=ctx)
+    b = nd.array(ref > 2, ctx=ctx, dtype='bool')
     check(b.sum(axis=1), (ref > 2).sum(axis=1))  # bool: counted, not or-ed
 
 
@@ -545,7 +551,7 @@ def test_unary_math(name, ref_fn, domain, ctx):
 
 def test_unary_float64_and_large_inputs(ctx):
     x = np.array([-1000.0, -30.0, 0.0, 30.0, 1000.0])
-    a = nd.array(x, ctx=ctx)
+    a = nd.array(x, ctx=ctx, dtype='float64')
     with np.errstate(over='ignore'):
         check(a.sigmoid(), 1 / (1 + np.exp(-x)), dtype='float64')
         check(a.softrelu(), np.logaddexp(0, x), dtype='float64')
@@ -566,7 +572,7 @@ def test_power_clip_maximum_minimum(ctx):
     check(nd.broadcast_power(a, nd.array(y[:1], ctx=ctx)), x ** y[:1], rtol=1e-5)
     check(a.clip(0.8, 1.5), np.clip(x, 0.8, 1.5))
     check(nd.clip(a, a_min=1.0, a_max=1.2), np.clip(x, 1.0, 1.2))
-    i = nd.array(np.array([-5, 0, 7], np.int32), ctx=ctx)
+    i = nd.array(np.array([-5, 0, 7]), ctx=ctx, dtype='int32')
     check(i.clip(-1, 3), np.array([-1, 0, 3], np.int32), dtype='int32')
     check(nd.maximum(a, b), np.maximum(x, y))
     check(nd.minimum(a, b), np.minimum(x, y))
@@ -769,7 +775,7 @@ def test_descending_order_of_integer_dtypes(dtype, ctx):
         x = np.array([-128, 5, 0, 127, -3], np.int8)
     else:
         x = np.array([0, 3, 255 if dtype == 'uint8' else 1000, 1, 7]).astype(dtype)
-    a = nd.array(x, ctx=ctx)
+    a = nd.array(x, ctx=ctx, dtype=dtype)
     desc = np.argsort(-x.astype(np.int64), kind='stable')
     check(a.argsort(is_ascend=False), desc.astype(np.float32))
     check(a.sort(is_ascend=False), np.sort(x)[::-1], dtype=dtype)
@@ -848,22 +854,22 @@ def test_out_argument(ctx):
 def test_integer_arithmetic_keeps_dtype(ctx):
     x = np.array([7, -8, 9, 10], np.int32)
     y = np.array([2, 3, -4, 5], np.int32)
-    a, b = nd.array(x, ctx=ctx), nd.array(y, ctx=ctx)
+    a, b = nd.array(x, ctx=ctx, dtype='int32'), nd.array(y, ctx=ctx, dtype='int32')
     check(a + b, x + y, dtype='int32')
     check(a * 3, x * 3, dtype='int32')
     check(a - 1, x - 1, dtype='int32')
     check(a / b, np.trunc(x / y).astype(np.int32), dtype='int32')  # C-style integer division
     check(a % b, np.mod(x, y), dtype='int32')  # sign of the divisor, as Python
     check(a ** 2, x ** 2, dtype='int32')
-    u = nd.array(np.array([250, 3], np.uint8), ctx=ctx)
+    u = nd.array([250, 3], ctx=ctx, dtype='uint8')
     check(u + 10, np.array([4, 13], np.uint8), dtype='uint8')  # wraps like the C type
 
 
 def test_mixed_dtype_arithmetic_promotes(ctx):
     a = nd.array(np.array([1.5, 2.5], np.float32), ctx=ctx)
-    b = nd.array(np.array([1.0, 2.0], np.float64), ctx=ctx)
+    b = nd.array([1.0, 2.0], ctx=ctx, dtype='float64')
     check(a + b, np.array([2.5, 4.5]), dtype='float64')
-    c = nd.array(np.array([1, 2], np.int32), ctx=ctx)
+    c = nd.array([1, 2], ctx=ctx, dtype='int32')
     check(a * c, np.array([1.5, 5.0]), dtype=np.result_type(np.float32, np.int32))
 
 
@@ -984,7 +990,7 @@ def test_getitem_advanced(ctx):
     check(a[1:, np.array([0, 4])], x[1:, [0, 4]])
     mask = x % 3 == 0
     check(a[mask], x[mask])
-    check(a[nd.array(mask, ctx=ctx)], x[mask])                       # bool NDArray mask
+    check(a[nd.array(mask, ctx=ctx, dtype='bool')], x[mask])         # bool NDArray mask
     rows = np.array([True, False, True, False])
     check(a[rows], x[rows])
     check(a[[True, False, True, True]], x[[True, False, True, True]])
@@ -1067,7 +1073,7 @@ def test_repr_matches_mxnet(ctx):
     assert repr(a).endswith('\n<NDArray 2x3 @%s>' % ctx)
     assert repr(a).splitlines()[1:3] == ['[[1. 2. 3.]', ' [4. 5. 6.]]']
     assert str(a) == repr(a)
-    i = nd.array(np.arange(4, dtype=np.int32), ctx=ctx)
+    i = nd.array(np.arange(4), ctx=ctx, dtype='int32')
     assert repr(i) == '\n[0 1 2 3]\n<NDArray 4 @%s>' % ctx
     assert repr(nd.zeros((2, 1, 2), ctx=ctx)).endswith('<NDArray 2x1x2 @%s>' % ctx)
     assert repr(nd.ones((1,), ctx=ctx)) == '\n[1.]\n<NDArray 1 @%s>' % ctx
@@ -1102,16 +1108,39 @@ def test_len_iter_and_scalar_conversions(ctx):
         [10, 11, 12][nd.array([1.0], ctx=ctx)]
 
 
-def test_arrays_are_not_pickled():
+def test_pickle_round_trip_in_mxnet_raw_bytes():
+    import copy
     import pickle
-    with pytest.raises(MXNetError, match='nd.save'):
-        pickle.dumps(nd.zeros((2,)))
+    for dtype in DTYPES:
+        a = nd.array((np.arange(6) % 4).reshape(2, 3), ctx=mx.cpu(1), dtype=dtype)
+        b = pickle.loads(pickle.dumps(a))
+        assert b.context == mx.cpu(1) and b.dtype == a.dtype
+        check(b, a.asnumpy(), dtype=dtype)
+    # the state is MXNet's: {'handle': one V2 record}, so pickles move between the two
+    state = nd.array([1.0, 2.0]).__getstate__()
+    assert bytes(state['handle'][:4]) == b'\xc9\xfa\x93\xf9'
+    # an MXNet GPU array's state (mx.nd.arange(1, ctx=mx.gpu()).__getstate__()) loads on
+    # a machine without GPUs, on the CPU
+    gpu_state = {'handle': bytearray(
+        b'\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00'
+        b'\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00')}
+    c = nd.zeros((3,))
+    c.__setstate__(gpu_state)
+    assert c.shape == (1,) and c.asscalar() == 0.0
+    with pytest.raises(MXNetError, match='truncated'):
+        c.__setstate__({'handle': state['handle'][:-1]})
+    d = nd.array([1.0, 2.0])
+    shallow, deep = copy.copy(d), copy.deepcopy(d)
+    d[0] = 5
+    assert shallow[0].asscalar() == 5 and deep[0].asscalar() == 1
 
 
 def test_tostype():
     a = nd.ones((2,))
-    assert a.tostype('default') is a
-    with pytest.raises(MXNetError):
+    b = a.tostype('default')  # a dense copy, as MXNet's cast_storage gives
+    assert b is not a and b.stype == 'default'
+    check(b, [1.0, 1.0])
+    with pytest.raises(MXNetError, match='sparse'):
         a.tostype('csr')
 
 
@@ -1153,3 +1182,393 @@ def test_random_aliases_in_nd():
     assert abs(n.asnumpy().mean() - 5) < 0.1
     mx.random.seed(7)
     np.testing.assert_array_equal(nd.random_uniform(-1, 1, shape=(200,)).asnumpy(), un)
+
+
+# ---------------------------------------------------------------------------------------
+# MXNet 1.x's fluent methods and nd functions beyond the basics
+# ---------------------------------------------------------------------------------------
+UNARY_NUMPY = [('tan', np.tan, (-1, 1)), ('arcsin', np.arcsin, (-0.9, 0.9)),
+               ('arccos', np.arccos, (-0.9, 0.9)), ('arctan', np.arctan, (-3, 3)),
+               ('degrees', np.degrees, (-3, 3)), ('radians', np.radians, (-200, 200)),
+               ('sinh', np.sinh, (-2, 2)), ('cosh', np.cosh, (-2, 2)),
+               ('arcsinh', np.arcsinh, (-3, 3)), ('arccosh', np.arccosh, (1, 3)),
+               ('arctanh', np.arctanh, (-0.9, 0.9)), ('log10', np.log10, (0.1, 3)),
+               ('log2', np.log2, (0.1, 3)), ('cbrt', np.cbrt, (-3, 3)),
+               ('rcbrt', lambda v: 1 / np.cbrt(v), (0.5, 3)), ('rint', np.rint, (-3, 3)),
+               ('fix', np.fix, (-3, 3)), ('trunc', np.trunc, (-3, 3))]
+
+
+@pytest.mark.parametrize('name,ref,bounds', UNARY_NUMPY, ids=[u[0] for u in UNARY_NUMPY])
+def test_more_unary_maths(name, ref, bounds, ctx):
+    x = rand(3, 4, low=bounds[0], high=bounds[1])
+    a = nd.array(x, ctx=ctx)
+    check(getattr(a, name)(), ref(x), rtol=1e-5, dtype='float32')
+    check(getattr(nd, name)(a), ref(x), rtol=1e-5, dtype='float32')
+
+
+def test_rounding_keeps_integers_exact(ctx):
+    big = 50000001  # not a float32: rounding through floats would change it
+    a = nd.array([big, -7], ctx=ctx, dtype='int32')
+    for name in ('floor', 'ceil', 'round', 'rint', 'fix', 'trunc'):
+        check(getattr(a, name)(), np.array([big, -7], np.int32), dtype='int32')
+
+
+def test_softmin_nanprod_argmax_channel(ctx):
+    x = rand(2, 5)
+    a = nd.array(x, ctx=ctx)
+    e = np.exp(-x - (-x).max(axis=-1, keepdims=True))
+    check(a.softmin(), e / e.sum(axis=-1, keepdims=True))
+    y = x.copy()
+    y[0, 1] = np.nan
+    check(nd.nanprod(nd.array(y, ctx=ctx), axis=1), np.nanprod(y, axis=1), rtol=1e-5)
+    check(a.argmax_channel(), x.argmax(axis=-1).astype(np.float32), dtype='float32')
+
+
+def test_slice_crop_and_slice_like(ctx):
+    x = rand(4, 5, 3)
+    a = nd.array(x, ctx=ctx)
+    check(a.slice(begin=(1, 0), end=(3, 4)), x[1:3, 0:4])
+    check(nd.slice(a, begin=(None, 4, 2), end=(None, 0, None), step=(2, -2, 1)),
+          x[::2, 4:0:-2, 2:])
+    check(nd.crop(a, begin=(0, 1, 0), end=(2, 3, 2)), x[0:2, 1:3, 0:2])
+    check(a.slice_like(nd.zeros((2, 3, 3), ctx=ctx)), x[:2, :3, :3])
+    check(a.slice_like(nd.zeros((2, 2), ctx=ctx), axes=(0, -1)), x[:2, :, :2])
+    with pytest.raises(MXNetError, match='step cannot be 0'):
+        a.slice(begin=(0,), end=(2,), step=(0,))
+    s = a.slice(begin=(0,), end=(2,))
+    a[:] = 0
+    check(s, x[:2])  # an op gives a new array, not a view
+
+
+def test_slice_assign_and_crop_assign(ctx):
+    x = rand(3, 4)
+    a = nd.array(x, ctx=ctx)
+    z = nd.zeros((2, 2), ctx=ctx)
+    out = nd._internal._crop_assign(a, z, begin=(1, 1), end=(3, 3))
+    ref = x.copy()
+    ref[1:3, 1:3] = 0
+    check(out, ref)
+    check(a, x)  # without out= the input is untouched
+    nd._internal._crop_assign_scalar(a, scalar=7, begin=(0, 0), end=(1, 4), out=a)
+    ref = x.copy()
+    ref[0] = 7
+    check(a, ref)
+    assert a.slice_assign(z, (0, 2), (2, 4)) is a
+    ref[0:2, 2:4] = 0
+    check(a, ref)
+    a.slice_assign_scalar(-1, (2,), (3,))
+    ref[2] = -1
+    check(a, ref)
+
+
+def test_inplace_shape_methods_share_memory(ctx):
+    x = np.arange(30, dtype=np.float32).reshape(2, 3, 5)
+    for method, kwargs, shape in [('flatten', {}, (2, 15)), ('expand_dims', {'axis': 1},
+                                                           (2, 1, 3, 5))]:
+        a = nd.array(x, ctx=ctx)
+        copy, view = getattr(a, method)(**kwargs), getattr(a, method)(inplace=True, **kwargs)
+        assert copy.shape == shape and view.shape == shape
+        a[0] = -1
+        check(copy, x.reshape(shape))
+        check(view, a.asnumpy().reshape(shape))
+    a = nd.array(x.reshape(2, 1, 15, 1), ctx=ctx)
+    copy, view = a.squeeze(axis=(1, 3)), a.squeeze(axis=(1, 3), inplace=True)
+    a[0] = -1
+    check(copy, x.reshape(2, 15))
+    check(view, a.asnumpy().reshape(2, 15))
+    assert nd.ones((1, 1, 1), ctx=ctx).squeeze(inplace=True).shape == (1,)  # MXNet: no 0-d
+    with pytest.raises(ValueError):
+        a.squeeze(axis=0, inplace=True)
+    r = a.reshape(30)
+    r[:] = 3
+    assert (a.asnumpy() == 3).all()  # NDArray.reshape is a view, as in MXNet
+
+
+def test_reshape_errors_are_value_errors(ctx):
+    a = nd.zeros((2, 3, 5), ctx=ctx)
+    with pytest.raises(ValueError):
+        a.reshape((2, 3))
+    with pytest.raises(MXNetError):
+        a.reshape((4, -1))
+    with pytest.raises(TypeError, match='unknown keyword'):
+        a.reshape((30,), order='F')
+    check(a.reshape(-1, 0, reverse=True), np.zeros((6, 5)))
+
+
+def test_broadcast_like_axes_and_broadcast_axis(ctx):
+    lhs = nd.array(rand(1, 2, 1, 3), ctx=ctx)
+    rhs = nd.zeros((5, 6, 7, 8), ctx=ctx)
+    out = nd.broadcast_like(lhs, rhs, lhs_axes=(0, 2), rhs_axes=(1, 3))
+    check(out, np.broadcast_to(lhs.asnumpy(), (6, 2, 8, 3)))
+    assert nd.broadcast_like(nd.zeros((2, 1), ctx=ctx), nd.zeros((1, 7, 9, 1, 1), ctx=ctx),
+                             lhs_axes=(1,), rhs_axes=(-3,)).shape == (2, 9)
+    with pytest.raises(MXNetError, match='non-empty'):
+        nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())
+    b = nd.array(rand(2, 1, 1), ctx=ctx)
+    check(b.broadcast_axes(axis=(1, 2), size=(3, 4)), np.broadcast_to(b.asnumpy(), (2, 3, 4)))
+    with pytest.raises(MXNetError, match='length-1'):
+        nd.broadcast_axis(b, axis=0, size=5)
+
+
+def test_pad_modes_match_numpy(ctx):
+    x = rand(1, 2, 3, 4)
+    a = nd.array(x, ctx=ctx)
+    widths = ((0, 0), (0, 0), (1, 2), (2, 1))
+    flat = (0, 0, 0, 0, 1, 2, 2, 1)
+    check(a.pad(mode='constant', pad_width=flat, constant_value=1.5),
+          np.pad(x, widths, constant_values=1.5))
+    check(nd.pad(a, mode='edge', pad_width=flat), np.pad(x, widths, mode='edge'))
+    check(nd.pad(a, mode='reflect', pad_width=flat), np.pad(x, widths, mode='reflect'))
+    with pytest.raises(MXNetError, match='per axis'):
+        nd.pad(a, mode='constant', pad_width=(1, 1))
+
+
+def test_split_v2_flip_diag_and_space_depth(ctx):
+    x = rand(4, 6)
+    a = nd.array(x, ctx=ctx)
+    for got, ref in zip(a.split_v2(3, axis=1), np.split(x, 3, axis=1)):
+        check(got, ref)
+    for got, ref in zip(nd.split_v2(a, (1, 3), axis=0), np.split(x, (1, 3), axis=0)):
+        check(got, ref)
+    check(a.flip(axis=1), x[:, ::-1])
+    check(nd.reverse(a, axis=(0, 1)), x[::-1, ::-1])
+    check(nd.diag(a, k=1), np.diag(x, k=1))
+    check(nd.diag(nd.array([1.0, 2.0], ctx=ctx), k=-1), np.diag([1.0, 2.0], k=-1))
+    # MXNet's documented example
+    d = nd.array(np.arange(24).reshape(1, 4, 2, 3), ctx=ctx)
+    ref = [[[[0, 6, 1, 7, 2, 8], [12, 18, 13, 19, 14, 20], [3, 9, 4, 10, 5, 11],
+             [15, 21, 16, 22, 17, 23]]]]
+    check(nd.depth_to_space(d, 2), np.array(ref, np.float32))
+    check(nd.space_to_depth(nd.depth_to_space(d, 2), 2), d.asnumpy())
+    check(a.shape_array(), np.array([4, 6]), dtype='int64')
+    check(a.size_array(), np.array([24]), dtype='int64')
+
+
+def test_reshape_like(ctx):
+    a = nd.array(rand(2, 6), ctx=ctx)
+    check(a.reshape_like(nd.zeros((3, 4), ctx=ctx)), a.asnumpy().reshape(3, 4))
+    check(nd.reshape_like(a, nd.zeros((3, 2, 5), ctx=ctx), lhs_begin=1, rhs_begin=0, rhs_end=2),
+          a.asnumpy().reshape(2, 3, 2))
+
+
+def test_methods_and_functions_take_out(ctx):
+    x = rand(3, 4)
+    a = nd.array(x, ctx=ctx)
+    out = nd.zeros((3,), ctx=ctx)
+    assert a.argmax(axis=1, out=out) is out
+    check(out, x.argmax(axis=1).astype(np.float32))
+    nd.argmin(a, axis=1, out=out)
+    check(out, x.argmin(axis=1).astype(np.float32))
+    full = nd.zeros((2, 2), ctx=ctx)
+    assert nd.ones((2, 2), out=full) is full
+    check(full, np.ones((2, 2)))
+    nd.arange(0, 4, out=nd.zeros((4,), ctx=ctx))
+    check(a.pick(index=nd.array([0, 1, 2], ctx=ctx), axis=1), x[[0, 1, 2], [0, 1, 2]])
+
+
+def test_setitem_lists_and_single_values(ctx):
+    dst = nd.zeros((1, 3, 1), ctx=ctx)
+    dst[0, :2, 0] = [1, 2]
+    check(dst, np.array([1, 2, 0], np.float32).reshape(1, 3, 1))
+    b = nd.zeros(1, ctx=ctx)
+    b[0] = np.array([47.844944], dtype=np.float32)
+    assert b.asscalar() == np.float32(47.844944)
+    m = nd.zeros((2, 3), ctx=ctx)
+    m[1] = [4.0, 5.0, 6.0]
+    m[0] = nd.array([1.0, 2.0, 3.0], ctx=ctx)
+    check(m, [[1, 2, 3], [4, 5, 6]])
+    with pytest.raises(TypeError):
+        m[0] = 'abc'
+
+
+def test_setitem_while_recording(ctx):
+    x = nd.zeros((3, 2), ctx=ctx)
+    y = nd.ones((3, 2), ctx=ctx)
+    y.attach_grad()
+    with mx.autograd.record():
+        with pytest.raises(MXNetError, match='Inplace operations'):
+            x[1] = y[0]
+        x[:] = y * 3  # the whole array: a recorded copy, as MXNet's copyto
+        z = (x * x).sum()
+    z.backward()
+    check(y.grad, np.full((3, 2), 18.0))
+
+
+def test_concatenate_onehot_reset_and_element_0index(ctx):
+    xs = [rand(2, k, 3) for k in (1, 2, 3)]
+    check(nd.concatenate([nd.array(v, ctx=ctx) for v in xs], axis=1), np.concatenate(xs, 1))
+    single = nd.array(xs[0], ctx=ctx)
+    assert nd.concatenate([single], always_copy=False) is single
+    idx = np.array([2, 0, 3])
+    out = nd.zeros((3, 4), ctx=ctx)
+    nd.onehot_encode(nd.array(idx, ctx=ctx), out)
+    check(out, np.eye(4)[idx])
+    a, b = nd.ones((2,), ctx=ctx), nd.ones((3, 3), ctx=ctx)
+    nd.reset_arrays(a, b, num_arrays=2)
+    assert a.asnumpy().sum() == 0 and b.asnumpy().sum() == 0
+    m = np.arange(12.0).reshape(3, 4)
+    check(nd.choose_element_0index(nd.array(m, ctx=ctx), nd.array(idx, ctx=ctx)),
+          m[np.arange(3), idx])
+    filled = m.copy()
+    filled[np.arange(3), idx] = [-1, -2, -3]
+    check(nd.fill_element_0index(nd.array(m, ctx=ctx), nd.array([-1, -2, -3], ctx=ctx),
+                                 nd.array(idx, ctx=ctx)), filled)
+
+
+def test_moveaxis_sequences_and_errors(ctx):
+    x = nd.zeros((4, 1, 2, 3), ctx=ctx)
+    assert nd.moveaxis(x, [0, 1], [2, 3]).shape == (2, 3, 4, 1)
+    assert nd.moveaxis(x, [3, 0], [1, 0]).shape == (4, 3, 1, 2)
+    assert nd.moveaxis(x, range(4), range(4)).shape == (4, 1, 2, 3)
+    v = rand(2, 3, 4)
+    check(nd.moveaxis(nd.array(v, ctx=ctx), 0, -1), np.moveaxis(v, 0, -1))
+    for source, destination in [(4, 0), (0, [0, 1]), ([0, 0], [0, 1]), ([0, 1], [1, 1])]:
+        with pytest.raises(ValueError):
+            nd.moveaxis(x, source, destination)
+
+
+def test_scalars_truth_and_numpy_protocol(ctx):
+    a = nd.array([2.5], ctx=ctx)
+    s = a.asscalar()
+    assert isinstance(s, np.float32) and s.shape == () and a.item() == 2.5
+    with pytest.raises(ValueError):
+        nd.zeros((2,), ctx=ctx).asscalar()
+    with pytest.raises(ValueError):
+        bool(nd.ones((2, 3), ctx=ctx))
+    assert np.all(nd.array([3, 3], ctx=ctx) == 3)
+    np.testing.assert_array_equal(np.asarray(nd.array([[1, 2]], ctx=ctx)), [[1, 2]])
+    assert a.stype == 'default'
+
+
+def test_basic_indexing_contiguity():
+    check_contiguous = nd.NDArray._basic_indexing_slice_is_contiguous
+    x = np.zeros((6, 7, 8))
+    for key in [(slice(None), slice(None), slice(None)), (slice(1, 2), slice(2, 5), slice(None)),
+                (slice(1, 3), slice(None), slice(None)), (slice(None), slice(1, 3), slice(None)),
+                (slice(None, None, 2), slice(None), slice(None)), (slice(2, 3), slice(None),
+                                                                   slice(None, None, -1))]:
+        assert check_contiguous(key, x.shape) == x[key].flags.contiguous, key
+
+
+def test_from_numpy_shares_memory():
+    x = np.arange(6, dtype=np.float64).reshape(3, 2)
+    a = nd.from_numpy(x)
+    assert a.dtype == np.float64 and a.context == mx.cpu(0)
+    with pytest.raises(ValueError):
+        x[0, 0] = 5  # the NDArray owns the memory now
+    a[2, 1] = 100
+    assert x[2, 1] == 100
+    copied = nd.from_numpy(np.ones(3, np.int32), zero_copy=False)
+    assert copied.dtype == np.int32
+    with pytest.raises(ValueError, match='C-contiguous'):
+        nd.from_numpy(np.ones((2, 3)).T)
+    assert nd.from_numpy(np.zeros((1, 0, 2))).shape == (1, 0, 2)
+
+
+def test_dlpack_round_trip(ctx):
+    a = nd.array(rand(2, 3), ctx=ctx)
+    for make in (a.to_dlpack_for_read, lambda: nd.to_dlpack_for_read(a)):
+        check(nd.from_dlpack(make()), a.asnumpy())
+    b = a.copy()
+    c = nd.from_dlpack(nd.to_dlpack_for_write(b))
+    check(c, a.asnumpy())
+    check(nd.from_dlpack(np.arange(4.0)), np.arange(4.0))  # any object with __dlpack__
+    with pytest.raises(TypeError):
+        nd.from_dlpack([1, 2])
+
+
+def test_load_frombuffer_and_utils(tmp_path):
+    arrays = {'a': nd.array([1.0, 2.0]), 'b': nd.array([[3]], dtype='int32')}
+    fname = str(tmp_path / 'x.params')
+    nd.save(fname, arrays)
+    data = open(fname, 'rb').read()
+    loaded = nd.load_frombuffer(data)
+    assert sorted(loaded) == ['a', 'b'] and loaded['b'].dtype == np.int32
+    check(loaded['a'], [1.0, 2.0])
+    assert len(nd.utils.load_frombuffer(data)) == 2  # MXNet also has it in nd.utils
+    with pytest.raises(MXNetError, match='truncated'):
+        nd.load_frombuffer(data[:-10])
+
+
+# ---------------------------------------------------------------------------------------
+# fused optimizer updates (nd.sgd_update, ...): MXNet's formulas, states updated in place
+# ---------------------------------------------------------------------------------------
+def _update_inputs(n, ctx):
+    values = [rand(2, 3, low=-1, high=1) for _ in range(n)]
+    values[2:] = [np.abs(v) + 0.1 for v in values[2:]]  # states that must stay positive
+    return values, [nd.array(v, ctx=ctx) for v in values]
+
+
+def test_sgd_nag_and_sign_updates(ctx):
+    kw = dict(lr=0.1, wd=0.01, rescale_grad=0.5, clip_gradient=0.2)
+    (w, g), (W, G) = _update_inputs(2, ctx)
+    nd.sgd_update(W, G, out=W, **kw)
+    check(W, (1 - 0.001) * w - 0.1 * np.clip(0.5 * g, -0.2, 0.2))
+    check(G, g)  # the gradient is read, never written
+    (w, g, m), (W, G, M) = _update_inputs(3, ctx)
+    nd.sgd_mom_update(W, G, M, momentum=0.9, out=W, **kw)
+    m_new = 0.9 * m - 0.1 * 0.01 * w - 0.1 * np.clip(0.5 * g, -0.2, 0.2)
+    check(M, m_new)
+    check(W, w + m_new)
+    (w, g, m), (W, G, M) = _update_inputs(3, ctx)
+    out = nd.nag_mom_update(W, G, M, lr=0.1, momentum=0.9, wd=0.01)
+    step = 0.1 * (g + 0.01 * w)
+    check(out, w - 0.9 * m + 1.9 * (0.9 * m - step), rtol=1e-5)
+    check(M, 0.9 * m - step)
+    check(W, w)  # without out= the weight is not written
+    (w, g), (W, G) = _update_inputs(2, ctx)
+    check(nd.signsgd_update(W, G, lr=0.1, wd=0.01), 0.999 * w - 0.1 * np.sign(g))
+    (w, g, m), (W, G, M) = _update_inputs(3, ctx)
+    out = nd.signum_update(W, G, M, lr=0.1, momentum=0.9, wd=0.01, wd_lh=0.02)
+    m_new = 0.9 * m - 0.1 * (0.01 * w + g)
+    check(M, m_new)
+    check(out, (1 - 0.002) * w + 0.1 * np.sign(m_new))
+
+
+def test_adaptive_updates(ctx):
+    (w, g, mean, var), (W, G, MEAN, VAR) = _update_inputs(4, ctx)
+    out = nd.adam_update(W, G, MEAN, VAR, lr=0.01, wd=0.1)
+    gr = g + 0.1 * w
+    mean, var = 0.9 * mean + 0.1 * gr, 0.999 * var + 0.001 * gr * gr
+    check(MEAN, mean)
+    check(VAR, var)
+    check(out, w - 0.01 * mean / (np.sqrt(var) + 1e-8))
+    (w, g, n), (W, G, N) = _update_inputs(3, ctx)
+    out = nd.rmsprop_update(W, G, N, lr=0.01, clip_weights=0.5)
+    n = 0.95 * n + 0.05 * g * g
+    check(N, n)
+    check(out, np.clip(w - 0.01 * g / np.sqrt(n + 1e-8), -0.5, 0.5))
+    (w, g, n, gm, delta), (W, G, N, GM, DELTA) = _update_inputs(5, ctx)
+    gm = gm * 0.1  # keep n - g^2 positive
+    GM[:] = gm
+    out = nd.rmspropalex_update(W, G, N, GM, DELTA, lr=0.01)
+    n, gm = 0.95 * n + 0.05 * g * g, 0.95 * gm + 0.05 * g
+    delta = 0.9 * delta - 0.01 * g / np.sqrt(n - gm * gm + 1e-8)
+    check(DELTA, delta, rtol=1e-4)
+    check(out, w + delta, rtol=1e-4)
+    (w, g, z, n), (W, G, Z, N) = _update_inputs(4, ctx)
+    out = nd.ftrl_update(W, G, Z, N, lr=0.1, lamda1=0.5, wd=0.01)
+    z = z + g - (np.sqrt(n + g * g) - np.sqrt(n)) * w / 0.1
+    n = n + g * g
+    check(Z, z, rtol=1e-4)
+    check(out, (np.sign(z) * 0.5 - z) / ((1 + np.sqrt(n)) / 0.1 + 0.01) * (np.abs(z) > 0.5),
+          rtol=1e-4)
+    (w, g, d, v, z), (W, G, D, V, Z) = _update_inputs(5, ctx)
+    out = nd.ftml_update(W, G, D, V, Z, lr=0.1, t=3)
+    v = 0.999 * v + 0.001 * g * g
+    d_t = (1 - 0.6 ** 3) / 0.1 * (np.sqrt(v / (1 - 0.999 ** 3)) + 1e-8)
+    z = 0.6 * z + 0.4 * g - (d_t - 0.6 * d) * w
+    check(D, d_t, rtol=1e-4)
+    check(out, -z / d_t, rtol=1e-4)
+
+
+def test_ordering_over_the_flattened_array(ctx):
+    x = rng.permutation(12).reshape(3, 4).astype(np.float32)
+    a = nd.array(x, ctx=ctx)
+    flat = x.reshape(-1)
+    check(nd.sort(a, axis=None), np.sort(flat))
+    check(nd.argsort(a, axis=None, is_ascend=False), np.argsort(-flat).astype(np.float32))
+    check(nd.topk(a, axis=None, k=3), np.argsort(-flat)[:3].astype(np.float32))
+    check(a.topk(axis=None, k=2, ret_typ='value', is_ascend=True), np.sort(flat)[:2])
+    mask = nd.topk(a, axis=None, k=4, ret_typ='mask')
+    check(mask, (x >= 8).astype(np.float32))

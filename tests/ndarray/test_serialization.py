@@ -34,7 +34,7 @@ def same_bits(a, b):
 def test_single_array_loads_as_list(tmp_path):
     ref = sample('float32')
     f = tmp_path / 'one.params'
-    nd.save(str(f), nd.array(ref))
+    nd.save(str(f), nd.array(ref, dtype=ref.dtype))
     out = nd.load(str(f))
     assert isinstance(out, list) and len(out) == 1
     assert isinstance(out[0], nd.NDArray)
@@ -44,13 +44,13 @@ def test_single_array_loads_as_list(tmp_path):
 def test_list_round_trip(tmp_path):
     refs = [sample('float32', (2, 3)), sample('float64', (5,)), sample('int32', (1, 1, 2))]
     f = tmp_path / 'list.nd'
-    nd.save(f, [nd.array(r) for r in refs])  # a path-like works too
+    nd.save(f, [nd.array(r, dtype=r.dtype) for r in refs])  # a path-like works too
     out = nd.load(f)
     assert isinstance(out, list) and len(out) == 3
     for o, r in zip(out, refs):
         assert o.context == mx.cpu(0)
         same_bits(o.asnumpy(), r)
-    nd.save(str(f), (nd.array(refs[0]),))  # tuples are lists
+    nd.save(str(f), (nd.array(refs[0], dtype=refs[0].dtype),))  # tuples are lists
     same_bits(nd.load(str(f))[0].asnumpy(), refs[0])
 
 
@@ -58,7 +58,7 @@ def test_dict_round_trip_keeps_names_and_order(tmp_path):
     refs = {'features.0.weight': sample('float32', (4, 3)), 'b': sample('float16', (4,)),
             'arg:z': sample('uint8', (2, 2)), 'aux:mean': sample('float64', (3,))}
     f = str(tmp_path / 'dict.params')
-    nd.save(f, {k: nd.array(v) for k, v in refs.items()})
+    nd.save(f, {k: nd.array(v, dtype=v.dtype) for k, v in refs.items()})
     out = nd.load(f)
     assert isinstance(out, dict)
     assert list(out) == list(refs)
@@ -72,7 +72,7 @@ def test_every_dtype_bit_identical(dtype, tmp_path):
     if dtype in ('float16', 'float32', 'float64'):
         ref.reshape(-1)[:4] = np.array([np.inf, -np.inf, -0.0, np.nan], dtype)
     f = str(tmp_path / ('%s.nd' % dtype))
-    nd.save(f, {'x': nd.array(ref), 'y': nd.array(ref[:0])})
+    nd.save(f, {'x': nd.array(ref, dtype=ref.dtype), 'y': nd.array(ref[:0], dtype=ref.dtype)})
     out = nd.load(f)
     same_bits(out['x'].asnumpy(), ref)
     assert out['x'].dtype == np.dtype(dtype).type
@@ -99,7 +99,7 @@ def test_scalars_and_zero_size_arrays(tmp_path):
 def test_load_onto_a_context(tmp_path):
     ref = sample('float32')
     f = str(tmp_path / 'ctx.nd')
-    nd.save(f, [nd.array(ref, ctx=mx.cpu(2))])
+    nd.save(f, [nd.array(ref, ctx=mx.cpu(2), dtype=ref.dtype)])
     out = nd.load(f, ctx=mx.cpu(1))
     assert out[0].context == mx.cpu(1)
     same_bits(out[0].asnumpy(), ref)
@@ -119,7 +119,7 @@ def test_file_is_mxnet_format_not_a_pickle(tmp_path):
 def _saved(tmp_path, name='good.params'):
     f = str(tmp_path / name)
     refs = {'a': sample('float32', (8, 8)), 'b': sample('int64', (16,))}
-    nd.save(f, {k: nd.array(v) for k, v in refs.items()})
+    nd.save(f, {k: nd.array(v, dtype=v.dtype) for k, v in refs.items()})
     return f, refs
 
 
@@ -150,7 +150,7 @@ def test_corrupted_bytes(tmp_path):
     of the saved shapes and dtypes. Nothing else is raised."""
     f = str(tmp_path / 'small.params')
     refs = {'a': sample('float32', (2, 2)), 'b': sample('int64', (3,))}
-    nd.save(f, {k: nd.array(v) for k, v in refs.items()})
+    nd.save(f, {k: nd.array(v, dtype=v.dtype) for k, v in refs.items()})
     good = open(f, 'rb').read()
     bad_path = str(tmp_path / 'corrupt.params')
     failures = 0

@@ -1,4 +1,6 @@
 """Elementwise unary maths, activations and dtype/copy ops."""
+import math
+
 from ..dtypes import normalize_dtype
 from ..registry import register
 
@@ -8,6 +10,8 @@ def _unary(name, doc):
     def deco(fn):
         def forward(xp, data):
             out, grad_fn = fn(xp, data)
+            if out.dtype != data.dtype and data.dtype.kind in 'iu':
+                out = out.astype(data.dtype)  # MXNet keeps integer arrays integer
             return out, lambda dy: (grad_fn(dy),)
         forward.__doc__ = doc
         forward.__name__ = name
@@ -44,6 +48,21 @@ def _ceil(xp, x):
 @_unary('round', 'Elementwise rounding to the nearest integer; its gradient is zero.')
 def _round(xp, x):
     return xp.round(x), xp.zeros_like
+
+
+@_unary('rint', 'Elementwise rounding to the nearest integer, halves to even; zero gradient.')
+def _rint(xp, x):
+    return xp.rint(x), xp.zeros_like
+
+
+@_unary('fix', 'Elementwise rounding toward zero; its gradient is zero.')
+def _fix(xp, x):
+    return xp.fix(x), xp.zeros_like
+
+
+@_unary('trunc', 'Elementwise truncation toward zero; its gradient is zero.')
+def _trunc(xp, x):
+    return xp.trunc(x), xp.zeros_like
 
 
 @_unary('sqrt', 'Elementwise square root.')
@@ -99,6 +118,84 @@ def _sin(xp, x):
 @_unary('cos', 'Elementwise cosine.')
 def _cos(xp, x):
     return xp.cos(x), lambda dy: -dy * xp.sin(x)
+
+
+@_unary('tan', 'Elementwise tangent.')
+def _tan(xp, x):
+    y = xp.tan(x)
+    return y, lambda dy: dy * (1 + y * y)
+
+
+@_unary('arcsin', 'Elementwise inverse sine.')
+def _arcsin(xp, x):
+    return xp.arcsin(x), lambda dy: dy / xp.sqrt(1 - x * x)
+
+
+@_unary('arccos', 'Elementwise inverse cosine.')
+def _arccos(xp, x):
+    return xp.arccos(x), lambda dy: -dy / xp.sqrt(1 - x * x)
+
+
+@_unary('arctan', 'Elementwise inverse tangent.')
+def _arctan(xp, x):
+    return xp.arctan(x), lambda dy: dy / (1 + x * x)
+
+
+@_unary('degrees', 'Elementwise radians to degrees.')
+def _degrees(xp, x):
+    return xp.degrees(x), lambda dy: dy * (180 / math.pi)
+
+
+@_unary('radians', 'Elementwise degrees to radians.')
+def _radians(xp, x):
+    return xp.radians(x), lambda dy: dy * (math.pi / 180)
+
+
+@_unary('sinh', 'Elementwise hyperbolic sine.')
+def _sinh(xp, x):
+    return xp.sinh(x), lambda dy: dy * xp.cosh(x)
+
+
+@_unary('cosh', 'Elementwise hyperbolic cosine.')
+def _cosh(xp, x):
+    return xp.cosh(x), lambda dy: dy * xp.sinh(x)
+
+
+@_unary('arcsinh', 'Elementwise inverse hyperbolic sine.')
+def _arcsinh(xp, x):
+    return xp.arcsinh(x), lambda dy: dy / xp.sqrt(x * x + 1)
+
+
+@_unary('arccosh', 'Elementwise inverse hyperbolic cosine.')
+def _arccosh(xp, x):
+    return xp.arccosh(x), lambda dy: dy / xp.sqrt(x * x - 1)
+
+
+@_unary('arctanh', 'Elementwise inverse hyperbolic tangent.')
+def _arctanh(xp, x):
+    return xp.arctanh(x), lambda dy: dy / (1 - x * x)
+
+
+@_unary('log10', 'Elementwise base-10 logarithm.')
+def _log10(xp, x):
+    return xp.log10(x), lambda dy: dy / x * (1 / math.log(10))
+
+
+@_unary('log2', 'Elementwise base-2 logarithm.')
+def _log2(xp, x):
+    return xp.log2(x), lambda dy: dy / x * (1 / math.log(2))
+
+
+@_unary('cbrt', 'Elementwise cube root.')
+def _cbrt(xp, x):
+    y = xp.cbrt(x)
+    return y, lambda dy: dy / (3 * y * y)
+
+
+@_unary('rcbrt', 'Elementwise ``1 / cbrt(x)``.')
+def _rcbrt(xp, x):
+    y = 1 / xp.cbrt(x)
+    return y, lambda dy: dy * (-1.0 / 3) * y / x
 
 
 @_unary('relu', 'Rectified linear unit ``max(x, 0)``.')

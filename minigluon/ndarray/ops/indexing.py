@@ -122,9 +122,19 @@ def where(xp, condition, x, y):
                             xp.where(mask, 0, dy).astype(dy.dtype))
 
 
+def _on_flattened(xp, forward, data, **params):
+    """``forward`` along axis 0 of the flattened ``data``; the gradient comes back in
+    ``data``'s shape."""
+    out, backward = forward(xp, data.reshape(-1), axis=0, **params)
+    src = data.shape
+    return out, lambda dy: (backward(dy)[0].reshape(src),)
+
+
 @register('sort')
 def sort(xp, data, axis=-1, is_ascend=True):
-    """Sorted values along ``axis``."""
+    """Sorted values along ``axis`` (of the flattened array when None)."""
+    if axis is None:
+        return _on_flattened(xp, sort, data, is_ascend=is_ascend)
     order = xp.argsort(data, axis=axis, kind='stable')
     if not is_ascend:
         order = xp.flip(order, axis=axis)
@@ -146,7 +156,10 @@ def _negated(data):
 
 @register('argsort', differentiable=False)
 def argsort(xp, data, axis=-1, is_ascend=True, dtype='float32'):
-    """Indices that sort ``data`` along ``axis`` (float32 by default, as in MXNet)."""
+    """Indices that sort ``data`` along ``axis`` (float32 by default, as in MXNet; of the
+    flattened array when ``axis`` is None)."""
+    if axis is None:
+        return argsort(xp, data.reshape(-1), 0, is_ascend, dtype)
     order = xp.argsort(data if is_ascend else _negated(data), axis=axis, kind='stable')
     return order.astype(dtype)
 
@@ -156,7 +169,12 @@ def topk(xp, data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='floa
     """The ``k`` largest (or smallest) entries along ``axis``.
 
     ``ret_typ``: 'indices' (default), 'value', 'both' ([values, indices]) or 'mask'.
+    ``axis=None`` takes them from the flattened array (a mask keeps the input's shape).
     """
+    if axis is None:
+        out, backward = _on_flattened(xp, topk, data, k=k, ret_typ=ret_typ,
+                                      is_ascend=is_ascend, dtype=dtype)
+        return (out.reshape(data.shape) if ret_typ == 'mask' else out), backward
     if ret_typ not in ('indices', 'value', 'both', 'mask'):
         raise MXNetError("topk: ret_typ must be 'indices', 'value', 'both' or 'mask', got %r"
                          % (ret_typ,))
@@ -181,3 +199,18 @@ def topk(xp, data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='floa
         mask = scatter(xp.ones_like(values))
         return mask, lambda dy: (xp.zeros_like(data),)
     return order.astype(dtype), lambda dy: (xp.zeros_like(data),)
+
+
+@register('fill_element_0index', num_inputs=3)
+def fill_element_0index(xp, lhs, mhs, rhs):
+    """A copy of the 2-D ``lhs`` with ``out[i, rhs[i]] = mhs[i]`` in every row ``i``."""
+    rows = xp.arange(lhs.shape[0])
+    cols = rhs.astype(np.int64)
+    out = lhs.copy()
+    out[rows, cols] = mhs
+
+    def backward(dy):
+        dlhs = dy.copy()
+        dlhs[rows, cols] = 0
+        return dlhs, dy[rows, cols], None
+    return out, backward

@@ -91,6 +91,13 @@ def _prod(xp, x, axes):
     return y, grad
 
 
+@_reduction('nanprod', 'Product over ``axis`` treating NaN as one.')
+def _nanprod(xp, x, axes):
+    nan = xp.isnan(x)
+    y, prod_grad = _prod(xp, xp.where(nan, 1, x).astype(x.dtype), axes)
+    return y, lambda dy: xp.where(nan, 0, prod_grad(dy)).astype(x.dtype)
+
+
 def _extreme(xp, x, axes, y):
     """Gradient of max/min: shared evenly between the positions holding the extreme."""
     def grad(dy):
@@ -150,3 +157,9 @@ def _arg_reduce(name, fn_name):
 
 _arg_reduce('argmax', 'argmax')
 _arg_reduce('argmin', 'argmin')
+
+
+@register('argmax_channel', differentiable=False)
+def argmax_channel(xp, data):
+    """Index of the maximum along the last axis (float32), e.g. the class of each row."""
+    return xp.argmax(data, axis=-1).astype('float32')

@@ -1,6 +1,22 @@
 """Ops that rearrange elements: reshape, transpose, concat, split, tile, ..."""
-from ...base import MXNetError
+import math
+
+from ...base import MXNetError, MXNetValueError
 from ..registry import register, unbroadcast
+
+
+def _axis(axis, ndim):
+    """``axis`` as an index in ``[0, ndim)``; error when it is out of range."""
+    if not -ndim <= axis < ndim:
+        raise MXNetError('axis %d is out of range for an array of %d dimensions' % (axis, ndim))
+    return axis % ndim
+
+
+def _axis_tuple(axes):
+    """An int, a sequence or None as a tuple of ints."""
+    if axes is None:
+        return ()
+    return (int(axes),) if not hasattr(axes, '__len__') else tuple(int(a) for a in axes)
 
 
 def infer_reshape(src, target, reverse=False):
@@ -14,12 +30,12 @@ def infer_reshape(src, target, reverse=False):
         t = target[j]
         if t == 0:
             if i >= len(src):
-                raise MXNetError('reshape: code 0 at position %d has no input dim to copy' % j)
+                raise MXNetValueError('reshape: code 0 at position %d has no input dim to copy' % j)
             out.append(src[i])
             i += 1
         elif t == -1:
             if infer_at is not None:
-                raise MXNetError('reshape: more than one -1 in %s' % (tuple(target),))
+                raise MXNetValueError('reshape: more than one -1 in %s' % (tuple(target),))
             infer_at = len(out)
             out.append(-1)
             i += 1
@@ -36,7 +52,8 @@ def infer_reshape(src, target, reverse=False):
             elif b == -1:
                 b = src[i] // a
             if a * b != src[i]:
-                raise MXNetError('reshape: -4 cannot split dim %d into %d x %d' % (src[i], a, b))
+                raise MXNetValueError('reshape: -4 cannot split dim %d into %d x %d'
+                                      % (src[i], a, b))
             out.extend([a, b])
             i += 1
             j += 2
@@ -44,7 +61,7 @@ def infer_reshape(src, target, reverse=False):
             out.append(t)
             i += 1
         else:
-            raise MXNetError('reshape: invalid code %d in %s' % (t, (tuple(target),)))
+            raise MXNetValueError('reshape: invalid code %d in %s' % (t, (tuple(target),)))
         j += 1
     total = 1
     for n in src:
@@ -55,13 +72,14 @@ def infer_reshape(src, target, reverse=False):
             if k != infer_at:
                 known *= n
         if known == 0 or total % known:
-            raise MXNetError('reshape: cannot infer -1 reshaping %s to %s' % (src, tuple(target)))
+            raise MXNetValueError('reshape: cannot infer -1 reshaping %s to %s'
+                                  % (src, tuple(target)))
         out[infer_at] = total // known
     size = 1
     for n in out:
         size *= n
     if size != total:
-        raise MXNetError('reshape: cannot reshape array of shape %s (%d elements) into %s '
+        raise MXNetValueError('reshape: cannot reshape array of shape %s (%d elements) into %s '
                          '(target %s)' % (tuple(src), total, tuple(out), tuple(target)))
     return tuple(out)
 
@@ -74,11 +92,13 @@ def reshape(xp, data, shape, reverse=False):
     return data.reshape(new), lambda dy: (dy.reshape(src),)
 
 
+# flatten, expand_dims and squeeze return new arrays, as MXNet's ops do (a later write into
+# the input must not show in them); their ``inplace=True`` methods give views instead.
 @register('flatten')
 def flatten(xp, data):
     """Collapse all axes but the first: ``(N, a, b) -> (N, a*b)``."""
     src = data.shape
-    return data.reshape(src[0] if src else 1, -1), lambda dy: (dy.reshape(src),)
+    return data.reshape(src[0] if src else 1, -1).copy(), lambda dy: (dy.reshape(src),)
 
 
 @register('transpose')
@@ -99,14 +119,14 @@ def swapaxes(xp, data, dim1=0, dim2=0):
 def expand_dims(xp, data, axis):
     """Insert a length-1 axis at ``axis``."""
     src = data.shape
-    return xp.expand_dims(data, axis), lambda dy: (dy.reshape(src),)
+    return xp.expand_dims(data, axis).copy(), lambda dy: (dy.reshape(src),)
 
 
 @register('squeeze')
 def squeeze(xp, data, axis=None):
     """Remove length-1 axes (only ``axis`` when given)."""
     src = data.shape
-    return xp.squeeze(data, axis=axis), lambda dy: (dy.reshape(src),)
+    return xp.squeeze(data, axis=axis).copy(), lambda dy: (dy.reshape(src),)
 
 
 @register('broadcast_to')
@@ -118,10 +138,38 @@ def broadcast_to(xp, data, shape):
 
 
 @register('broadcast_like', num_inputs=2)
-def broadcast_like(xp, lhs, rhs):
-    """Broadcast ``lhs`` to the shape of ``rhs``."""
+def broadcast_like(xp, lhs, rhs, lhs_axes=None, rhs_axes=None):
+    """Broadcast ``lhs`` to the shape of ``rhs``; with ``lhs_axes`` and ``rhs_axes``, only
+    axis ``lhs_axes[i]`` of ``lhs`` takes the length of axis ``rhs_axes[i]`` of ``rhs``."""
+    if lhs_axes is None and rhs_axes is None:
+        shape = rhs.shape
+    else:
+        lhs_axes, rhs_axes = _axis_tuple(lhs_axes), _axis_tuple(rhs_axes)
+        if not lhs_axes or len(lhs_axes) != len(rhs_axes):
+            raise MXNetError('broadcast_like: lhs_axes %s and rhs_axes %s must be non-empty and '
+                             'of the same length' % (lhs_axes, rhs_axes))
+        shape = list(lhs.shape)
+        for la, ra in zip(lhs_axes, rhs_axes):
+            shape[_axis(la, lhs.ndim)] = rhs.shape[_axis(ra, rhs.ndim)]
     src = lhs.shape
-    return xp.broadcast_to(lhs, rhs.shape), lambda dy: (unbroadcast(xp, dy, src), None)
+    return xp.broadcast_to(lhs, tuple(shape)), lambda dy: (unbroadcast(xp, dy, src), None)
+
+
+@register('broadcast_axis')
+def broadcast_axis(xp, data, axis=(), size=()):
+    """Broadcast the length-1 axes ``axis`` of ``data`` to lengths ``size``."""
+    axis, size = _axis_tuple(axis), _axis_tuple(size)
+    if len(axis) != len(size):
+        raise MXNetError('broadcast_axis: axis %s and size %s differ in length' % (axis, size))
+    shape = list(data.shape)
+    for a, n in zip(axis, size):
+        a = _axis(a, data.ndim)
+        if shape[a] != 1:
+            raise MXNetError('broadcast_axis: axis %d has length %d; only length-1 axes can be '
+                             'broadcast' % (a, shape[a]))
+        shape[a] = n
+    src = data.shape
+    return xp.broadcast_to(data, tuple(shape)), lambda dy: (unbroadcast(xp, dy, src),)
 
 
 @register('tile')
@@ -215,3 +263,197 @@ def slice_axis(xp, data, axis, begin, end):
         g[index] = dy
         return (g,)
     return data[index], backward
+
+
+def slice_key(shape, begin, end, step=None):
+    """MXNet's ``begin``/``end``/``step`` (tuples over the leading axes, None entries for
+    the defaults) as a tuple of Python slices."""
+    begin, end = tuple(begin), tuple(end)
+    step = tuple(step) if step else (None,) * len(begin)
+    if len(end) != len(begin) or len(step) != len(begin) or len(begin) > len(shape):
+        raise MXNetError('slice: begin %s, end %s and step %s must have the same length, at '
+                         'most the %d dimensions of the array' % (begin, end, step, len(shape)))
+    if any(s == 0 for s in step):
+        raise MXNetError('slice: step cannot be 0, got %s' % (step,))
+    return tuple(slice(b, e, s) for b, e, s in zip(begin, end, step))
+
+
+def _slice_backward(xp, src, dtype, key):
+    def backward(dy):
+        g = xp.zeros(src, dtype)
+        g[key] = dy
+        return (g,)
+    return backward
+
+
+@register('slice')
+def slice_op(xp, data, begin, end, step=()):
+    """The elements ``begin[i]:end[i]:step[i]`` along each leading axis ``i``.
+
+    ``begin``, ``end`` and ``step`` are tuples as long as the axes they slice; a None entry
+    takes the default (the whole axis, step 1). ``nd.crop`` is the same op.
+    """
+    key = slice_key(data.shape, begin, end, step)
+    return data[key].copy(), _slice_backward(xp, data.shape, data.dtype, key)
+
+
+@register('slice_like', num_inputs=2)
+def slice_like(xp, data, shape_like, axes=()):
+    """Cut ``data`` to the shape of ``shape_like`` along ``axes`` (every axis when empty),
+    keeping the first elements."""
+    axes = _axis_tuple(axes)
+    if not axes:
+        if shape_like.ndim != data.ndim:
+            raise MXNetError('slice_like: shape_like has %d dimensions but data has %d; name the '
+                             'axes to cut' % (shape_like.ndim, data.ndim))
+        axes = range(data.ndim)
+    key = [slice(None)] * data.ndim
+    for a in axes:
+        key[_axis(a, data.ndim)] = slice(0, shape_like.shape[_axis(a, shape_like.ndim)])
+    key = tuple(key)
+    backward = _slice_backward(xp, data.shape, data.dtype, key)
+    return data[key].copy(), lambda dy: backward(dy) + (None,)
+
+
+def _assign_key(data, begin, end, step):
+    return slice_key(data.shape, begin, end, step)
+
+
+@register('_slice_assign', num_inputs=2)
+def _slice_assign(xp, lhs, rhs, begin, end, step=()):
+    """A copy of ``lhs`` whose region ``begin:end:step`` is ``rhs`` (``_crop_assign``)."""
+    key = _assign_key(lhs, begin, end, step)
+    out = lhs.copy()
+    out[key] = rhs
+
+    def backward(dy):
+        dlhs = dy.copy()
+        dlhs[key] = 0
+        return dlhs, unbroadcast(xp, xp.ascontiguousarray(dy[key]), rhs.shape)
+    return out, backward
+
+
+@register('_slice_assign_scalar')
+def _slice_assign_scalar(xp, data, scalar=0.0, begin=(), end=(), step=()):
+    """A copy of ``data`` whose region ``begin:end:step`` is ``scalar``."""
+    key = _assign_key(data, begin, end, step)
+    out = data.copy()
+    out[key] = scalar
+
+    def backward(dy):
+        g = dy.copy()
+        g[key] = 0
+        return (g,)
+    return out, backward
+
+
+@register('reshape_like', num_inputs=2)
+def reshape_like(xp, lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None):
+    """``lhs`` with axes ``lhs_begin:lhs_end`` replaced by the axes ``rhs_begin:rhs_end`` of
+    ``rhs`` (by default: the whole shape of ``rhs``)."""
+    lb = 0 if lhs_begin is None else lhs_begin % (lhs.ndim + 1)
+    le = lhs.ndim if lhs_end is None else lhs_end % (lhs.ndim + 1)
+    rb = 0 if rhs_begin is None else rhs_begin % (rhs.ndim + 1)
+    re_ = rhs.ndim if rhs_end is None else rhs_end % (rhs.ndim + 1)
+    shape = lhs.shape[:lb] + rhs.shape[rb:re_] + lhs.shape[le:]
+    if math.prod(shape) != lhs.size:
+        raise MXNetValueError('reshape_like: cannot reshape %s (%d elements) into %s'
+                              % (lhs.shape, lhs.size, shape))
+    src = lhs.shape
+    return lhs.reshape(shape), lambda dy: (dy.reshape(src), None)
+
+
+@register('flip')
+def flip(xp, data, axis):
+    """Reverse the order of elements along ``axis`` (an int or a tuple); alias ``reverse``."""
+    axes = tuple(_axis(a, data.ndim) for a in _axis_tuple(axis))
+    return xp.flip(data, axes).copy(), lambda dy: (xp.flip(dy, axes),)
+
+
+@register('split_v2')
+def split_v2(xp, data, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split along ``axis`` into ``indices_or_sections`` equal parts (an int), or at the
+    given indices (a tuple), as ``numpy.split`` does."""
+    n = data.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if n % indices_or_sections:
+            raise MXNetError('split_v2: axis %d of length %d cannot be split into %d equal parts'
+                             % (axis, n, indices_or_sections))
+        bounds = [i * n // indices_or_sections for i in range(1, indices_or_sections)]
+    else:
+        bounds = [int(i) for i in indices_or_sections]
+        if bounds and bounds[0] == 0:
+            bounds = bounds[1:]
+    parts = xp.split(data, bounds, axis=axis)
+    if squeeze_axis:
+        parts = [p.squeeze(axis=axis) for p in parts]
+
+    def backward(dys):
+        dys = dys if isinstance(dys, tuple) else (dys,)
+        if squeeze_axis:
+            dys = [xp.expand_dims(d, axis) for d in dys]
+        return (xp.concatenate(dys, axis=axis),)
+    return (parts[0] if len(parts) == 1 else tuple(parts)), backward
+
+
+@register('depth_to_space')
+def depth_to_space(xp, data, block_size):
+    """Move channel blocks into space: ``(N, C, H, W) -> (N, C/b^2, H*b, W*b)``."""
+    n, c, h, w = data.shape
+    b = block_size
+    if c % (b * b):
+        raise MXNetError('depth_to_space: %d channels are not divisible by block_size^2 = %d'
+                         % (c, b * b))
+    out = data.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    out = out.reshape(n, c // (b * b), h * b, w * b)
+    return out, lambda dy: (_space_to_depth(dy, b),)
+
+
+def _space_to_depth(x, b):
+    n, c, h, w = x.shape
+    out = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return out.reshape(n, c * b * b, h // b, w // b)
+
+
+@register('space_to_depth')
+def space_to_depth(xp, data, block_size):
+    """Move spatial blocks into channels: ``(N, C, H, W) -> (N, C*b^2, H/b, W/b)``."""
+    _, _, h, w = data.shape
+    b = block_size
+    if h % b or w % b:
+        raise MXNetError('space_to_depth: height %d and width %d must be divisible by '
+                         'block_size %d' % (h, w, b))
+    return _space_to_depth(data, b), lambda dy: (depth_to_space(xp, dy, b)[0],)
+
+
+@register('diag')
+def diag(xp, data, k=0, axis1=0, axis2=1):
+    """A 1-D input becomes a matrix with it on diagonal ``k``; an N-D input gives its
+    diagonal ``k`` over axes ``axis1`` and ``axis2`` (as a new last axis)."""
+    if data.ndim == 1:
+        out = xp.diag(data, k)
+        return out, lambda dy: (xp.diagonal(dy, k).copy(),)
+    out = xp.diagonal(data, k, axis1, axis2).copy()
+    src, dtype = data.shape, data.dtype
+
+    def backward(dy):
+        g = xp.zeros(src, dtype)
+        view = xp.diagonal(g, k, axis1, axis2)  # read-only in numpy: write through indices
+        index = xp.arange(view.shape[-1])
+        rows, cols = (index + max(-k, 0), index + max(k, 0))
+        moved = xp.moveaxis(g, (axis1, axis2), (-2, -1))
+        moved[..., rows, cols] = dy
+        return (g,)
+    return out, backward
+
+
+@register('shape_array', differentiable=False)
+def shape_array(xp, data):
+    """The shape of ``data`` as a 1-D int64 array."""
+    return xp.asarray(data.shape, dtype='int64')
+
+
+@register('size_array', differentiable=False)
+def size_array(xp, data):
+    """The number of elements of ``data`` as a 1-element int64 array."""
+    return xp.asarray([data.size], dtype='int64')

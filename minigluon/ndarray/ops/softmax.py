@@ -30,3 +30,10 @@ def log_softmax(xp, data, axis=-1, temperature=None):
         g = dy - xp.exp(y) * dy.sum(axis=axis, keepdims=True)
         return (g if temperature is None or temperature == 1 else g / temperature,)
     return y, backward
+
+
+@register('softmin')
+def softmin(xp, data, axis=-1, temperature=None):
+    """``softmax(-x)`` along ``axis``: the largest weight on the smallest value."""
+    y, softmax_backward = softmax(xp, -data, axis, temperature)
+    return y, lambda dy: (-softmax_backward(dy)[0],)

@@ -1,0 +1,69 @@
+"""``nd`` functions composed of ops of the table: add_n, concatenate, moveaxis, ..."""
+from ..base import MXNetError, MXNetValueError
+from .dispatch import invoke
+from .registry import get_op
+
+
+def add_n(*args, out=None):
+    """Elementwise sum of any number of arrays of the same shape."""
+    if not args:
+        raise MXNetError('add_n needs at least one array')
+    total = args[0]
+    for a in args[1:]:
+        total = total + a
+    if out is not None:
+        out[:] = total
+        return out
+    return total if len(args) > 1 else total.copy()
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Join a list of arrays along ``axis`` (a single array is returned as it is when
+    ``always_copy`` is False)."""
+    arrays = list(arrays)
+    if not arrays:
+        raise MXNetError('concatenate needs at least one array')
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    return invoke(get_op('concat'), arrays, {'dim': axis})
+
+
+def _axes(axes, ndim, what):
+    axes = [axes] if isinstance(axes, int) else list(axes)
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise MXNetValueError('moveaxis: %s axis %d is out of range for an array of %d '
+                                  'dimensions' % (what, a, ndim))
+    axes = [a % ndim for a in axes]
+    if len(set(axes)) != len(axes):
+        raise MXNetValueError('moveaxis: repeated axis in %s %s' % (what, axes))
+    return axes
+
+
+def moveaxis(tensor, source, destination):
+    """Move axes ``source`` (an int or a sequence) to positions ``destination``, the
+    other axes keeping their order."""
+    source = _axes(source, tensor.ndim, 'source')
+    destination = _axes(destination, tensor.ndim, 'destination')
+    if len(source) != len(destination):
+        raise MXNetValueError('moveaxis: source %s and destination %s must have the same '
+                              'number of elements' % (source, destination))
+    order = [n for n in range(tensor.ndim) if n not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return tensor.transpose(order)
+
+
+def onehot_encode(indices, out):
+    """Write the one-hot encoding of ``indices`` (``(N,)``) into ``out`` (``(N, depth)``)."""
+    out[:] = invoke(get_op('one_hot'), (indices,), {'depth': out.shape[1], 'dtype': out.dtype})
+    return out
+
+
+def reset_arrays(*arrays, num_arrays=None):
+    """Set every array to zero, in place."""
+    if num_arrays is not None and num_arrays != len(arrays):
+        raise MXNetValueError('reset_arrays: num_arrays=%d but %d arrays were given'
+                              % (num_arrays, len(arrays)))
+    for a in arrays:
+        a[:] = 0
