@@ -73,10 +73,12 @@ class Trainer:
         self._scale = self._optimizer.rescale_grad
 
     def _make_keys(self):
-        """kvstore keys from parameter names: identical in every process of a job."""
+        """kvstore keys: the parameters' structural names (``features.0.weight``), which
+        depend only on how the model is built, so every process of a job derives the
+        same ones (Gluon 1.x names count the Blocks a process made before)."""
         keys, counts = [], {}
         for p in self._params:
-            name = p.name
+            name = p._structural_name
             counts[name] = counts.get(name, 0) + 1
             keys.append(name if counts[name] == 1 else '%s#%d' % (name, counts[name] - 1))
         return keys

@@ -1,5 +1,7 @@
 """Containers and basic layers: Sequential, HybridConcurrent, Identity, Dense, Dropout,
 norms, Embedding, Lambda."""
+import warnings
+
 import numpy as np
 
 from ... import ndarray as nd
@@ -32,7 +34,7 @@ class _SequentialMixin:
     def __getitem__(self, key):
         layers = list(self._children.values())[key]
         if isinstance(key, slice):
-            return type(self)().add(*layers)
+            return type(self)(prefix=self._prefix).add(*layers)
         return layers
 
     def __len__(self):
@@ -41,6 +43,15 @@ class _SequentialMixin:
 
 class Sequential(_SequentialMixin, Block):
     """Runs its children one after the other."""
+    _summary_hides = True
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the children; warns when all are HybridBlocks, as MXNet does."""
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
+            warnings.warn("All children of this Sequential layer '%s' are HybridBlocks. Consider "
+                          "using HybridSequential for the best performance." % self.prefix,
+                          stacklevel=2)
+        super().hybridize(active, **kwargs)
 
     def forward(self, x, *args):
         return _chain(self._children.values(), x, args)
@@ -48,6 +59,7 @@ class Sequential(_SequentialMixin, Block):
 
 class HybridSequential(_SequentialMixin, HybridBlock):
     """Runs its (hybrid) children one after the other."""
+    _summary_hides = True
 
     def hybrid_forward(self, F, x, *args):
         return _chain(self._children.values(), x, args)
@@ -123,7 +135,9 @@ class Dense(HybridBlock):
                                 dtype=dtype, allow_deferred_init=True)
         self.bias = Parameter('bias', shape=(units,), init=bias_initializer, dtype=dtype,
                               allow_deferred_init=True) if use_bias else None
-        self.act = Activation(activation) if activation is not None else None
+        with self.name_scope():  # named <layer>_relu, as in MXNet, using no counter
+            self.act = Activation(activation, prefix=activation + '_') \
+                if activation is not None else None
 
     def infer_shape(self, x, *args):
         in_units = int(np.prod(x.shape[1:])) if self._flatten else x.shape[-1]

@@ -36,6 +36,9 @@ class _Conv(HybridBlock):
     convolution and ``(in_channels, channels / groups, *kernel)`` for a transposed one.
     """
 
+    def _alias(self):
+        return 'conv'
+
     def __init__(self, dims, channels, kernel_size, strides, padding, dilation, groups, layout,
                  in_channels, activation, use_bias, weight_initializer, bias_initializer,
                  op_name='Convolution', adj=None, **kwargs):
@@ -65,7 +68,9 @@ class _Conv(HybridBlock):
                                 allow_deferred_init=True)
         self.bias = Parameter('bias', shape=(channels,), init=bias_initializer,
                               allow_deferred_init=True) if use_bias else None
-        self.act = Activation(activation) if activation is not None else None
+        with self.name_scope():  # named <layer>_relu, as in MXNet, using no counter
+            self.act = Activation(activation, prefix=activation + '_') \
+                if activation is not None else None
 
     def infer_shape(self, x, *args):
         in_channels = x.shape[1]
@@ -178,6 +183,9 @@ class Conv2DTranspose(_Conv):
 
 class _Pooling(HybridBlock):
     """Shared code of the pooling layers."""
+
+    def _alias(self):
+        return 'pool'
 
     def __init__(self, dims, pool_size, strides, padding, ceil_mode, global_pool, pool_type,
                  layout, count_include_pad=None, **kwargs):
