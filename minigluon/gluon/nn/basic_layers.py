@@ -99,9 +99,11 @@ class Identity(HybridBlock):
         return x
 
 
-def _positive(value, what, layer):
-    if not isinstance(value, (int, np.integer)) or value <= 0:
-        raise MXNetError('%s: %s must be a positive int, got %r' % (layer, what, value))
+def _size(value, what, layer):
+    """A layer size: an int >= 0. MXNet accepts 0 when the layer is made (its parameter
+    shape is then unknown and the first forward fails), so minigluon does too."""
+    if not isinstance(value, (int, np.integer)) or value < 0:
+        raise MXNetError('%s: %s must be an int >= 0, got %r' % (layer, what, value))
     return int(value)
 
 
@@ -129,7 +131,7 @@ class Dense(HybridBlock):
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype='float32',
                  weight_initializer=None, bias_initializer='zeros', in_units=0, **kwargs):
         super().__init__(**kwargs)
-        self._units = _positive(units, 'units', 'Dense')
+        self._units = _size(units, 'units', 'Dense')
         self._flatten = flatten
         self.weight = Parameter('weight', shape=(units, in_units), init=weight_initializer,
                                 dtype=dtype, allow_deferred_init=True)
@@ -303,8 +305,8 @@ class Embedding(HybridBlock):
     def __init__(self, input_dim, output_dim, dtype='float32', weight_initializer=None,
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
-        self._input_dim = _positive(input_dim, 'input_dim', 'Embedding')
-        self._output_dim = _positive(output_dim, 'output_dim', 'Embedding')
+        self._input_dim = _size(input_dim, 'input_dim', 'Embedding')
+        self._output_dim = _size(output_dim, 'output_dim', 'Embedding')
         self._dtype = np.dtype(dtype).name
         self.weight = Parameter('weight', shape=(input_dim, output_dim), init=weight_initializer,
                                 dtype=dtype)

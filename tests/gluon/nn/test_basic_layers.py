@@ -48,8 +48,14 @@ def test_dense_gradients(block_gradient):
 
 
 def test_dense_bad_units():
-    with pytest.raises(mx.MXNetError, match='Dense: units must be a positive int, got 0'):
-        nn.Dense(0)
+    with pytest.raises(mx.MXNetError, match='Dense: units must be an int >= 0, got -1'):
+        nn.Dense(-1)
+    layer = nn.Dense(0)  # accepted, as in MXNet (e.g. in a list comprehension) ...
+    assert repr(layer) == 'Dense(None -> 0, linear)'
+    layer.initialize()
+    with pytest.raises(mx.MXNetError, match=r"'weight' still has unknown shape \(0, 3\)"):
+        layer(nd.ones((2, 3)))  # ... and it fails at its first forward
+    assert repr(nn.Embedding(0, 3)) == 'Embedding(0 -> 3, float32)'
 
 
 # ---- Dropout -------------------------------------------------------------------------------
