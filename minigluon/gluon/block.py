@@ -187,7 +187,13 @@ class Block:
         """Hold ``param`` as attribute ``name``; one made outside any ParameterDict is
         named by this Block's dict (which may hand back a shared one instead)."""
         if not param._named:
-            param = self._params._adopt(param)
+            adopted = self._params._adopt(param)
+            clash = [k for k, p in self._reg_params.items() if p is adopted and k != name]
+            if adopted is not param and clash:
+                raise MXNetError('%s: cannot assign %r: the Block has a parameter named %r '
+                                 'already (attribute %r); give the new Parameter another name'
+                                 % (type(self).__name__, name, adopted.name, clash[0]))
+            param = adopted
         old = self._reg_params.get(name)
         if old is not None and old is not param and old._owner is not None \
                 and old._owner() is self:

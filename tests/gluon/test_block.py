@@ -155,6 +155,10 @@ def test_an_attribute_keeps_its_kind_of_value():
         net.extra = (2,)
     del net.extra
     assert 'n_w' not in net.collect_params()
+    net.first = gluon.Parameter('v', shape=(1,))
+    with pytest.raises(mx.MXNetError, match="cannot assign 'second': the Block has a parameter "
+                                            "named 'n_v' already \\(attribute 'first'\\)"):
+        net.second = gluon.Parameter('v', shape=(1,))
 
 
 def test_assigning_before_super_init_is_a_clear_error():
