@@ -651,3 +651,67 @@ def test_op_hook_sees_every_op_of_a_hybridized_block():
     assert seen[:4] == ['net_affine0_fwd_data', 'net_affine0_fwd_weight',
                         'net_affine0_fwd_output', 'net_affine0_multiply0_lhs']
     assert nd.relu(x, name='r').shape == (4, 3)  # name= is accepted by every op
+
+
+NAMING = '''
+import json, os, sys, warnings
+def naming(mx, folder):
+    gluon, nn, nd = mx.gluon, mx.gluon.nn, mx.nd
+    out = {}
+
+    class Net(gluon.HybridBlock):
+        def __init__(self, **kwargs):
+            super(Net, self).__init__(**kwargs)
+            self.loose = nn.Dense(2)  # outside the name scope: the thread's counters
+            with self.name_scope():
+                self.features = nn.HybridSequential(prefix='')
+                with self.features.name_scope():
+                    stage = nn.HybridSequential(prefix='stage1_')
+                    with stage.name_scope():
+                        stage.add(nn.Conv2D(4, 3), nn.BatchNorm(), nn.Activation('relu'))
+                    self.features.add(stage, nn.MaxPool2D(), nn.Dense(8, activation='tanh'))
+                self.output = nn.Dense(3)
+
+        def hybrid_forward(self, F, x):
+            return self.output(self.features(x)) + self.loose(x).sum()
+
+    with mx.name.NameManager():
+        net = Net(prefix='net_')
+        twin = Net(params=net.collect_params())
+        blocks = [net, twin, net.features, net.features[0], net.features[0][2], net.features[2],
+                  net.features[2].act, net.output, net.loose, twin.output]
+        out['blocks'] = [(b.name, b.prefix, b.params.prefix) for b in blocks]
+        out['params'] = list(net.collect_params())
+        out['twin'] = list(twin.collect_params())
+        out['select'] = list(net.collect_params('.*stage1.*weight|.*bias'))
+        net.initialize()
+        net(nd.ones((1, 2, 6, 6)))
+        net.save_parameters(os.path.join(folder, 'structural.params'))
+        out['structural'] = sorted(nd.load(os.path.join(folder, 'structural.params')))
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            net.output.save_params(os.path.join(folder, 'legacy.params'))
+        out['legacy'] = sorted(nd.load(os.path.join(folder, 'legacy.params')))
+        seq = nn.HybridSequential(prefix='seq_')
+        with seq.name_scope():
+            seq.add(nn.Dense(2), nn.Conv1DTranspose(2, 3), nn.AvgPool1D(), nn.Activation('sigmoid'))
+        out['seq'] = [b.name for b in seq] + [seq[1:].name] + list(seq.collect_params())
+    with open(os.path.join(folder, 'names.json'), 'w') as f:
+        json.dump(out, f)
+'''
+
+
+def test_names_and_files_are_mxnets(tmp_path, run_mxnet):
+    """The same model code, run by a real MXNet 1.x and by minigluon, gives the same block
+    names, parameter names and saved-file names."""
+    import json
+    (tmp_path / 'mxnet').mkdir()
+    (tmp_path / 'minigluon').mkdir()
+    run_mxnet(tmp_path / 'mxnet', NAMING + '\nimport mxnet\nnaming(mxnet, sys.argv[1])\n')
+    scope = {}
+    exec(NAMING, scope)
+    scope['naming'](mx, str(tmp_path / 'minigluon'))
+    with open(tmp_path / 'mxnet' / 'names.json') as f:
+        expected = json.load(f)
+    with open(tmp_path / 'minigluon' / 'names.json') as f:
+        assert json.load(f) == expected
