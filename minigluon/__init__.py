@@ -20,6 +20,7 @@ from . import kvstore as kv
 from . import test_utils
 from . import lr_scheduler
 from . import metric
+from . import name
 from . import gluon
 from . import image
 from . import image as img

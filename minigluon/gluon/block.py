@@ -1,57 +1,84 @@
 """Blocks: the units models are built from.
 
-Assigning a Block or a Parameter to an attribute of a Block registers it, and the
-attribute path from the root Block names every parameter (``features.0.weight``).
+Names follow Gluon 1.x. A Block made inside a parent's ``with self.name_scope():``
+gets the parent's prefix plus its class's counter there (``net0_dense0_``); one made
+elsewhere takes the thread's counters (``dense0_``, ``dense1_``). Its parameters are
+named with that prefix (``net0_dense0_weight``): the keys of ``collect_params()``.
+
+Assigning a Block or a Parameter to an attribute registers it, and the attribute
+path from the root Block (``features.0.weight``) is a second, structural name:
+``save_parameters`` writes those, exactly as Gluon 1.x does, and the Trainer uses
+them as kvstore keys because they depend only on how the model is built, never on
+what else a process created before it.
+
 ``HybridBlock.forward`` passes the block's parameters to ``hybrid_forward(F, x, ...)``
-with ``F`` the ``minigluon.ndarray`` module, and first completes deferred shapes
-through ``infer_shape``.
+with ``F`` the ``minigluon.ndarray`` module. Unknown dimensions of parameters are
+completed first by the block's ``infer_shape``, or else by the first op each
+parameter meets (the op table's shape rules).
 """
+import re
+import threading
+import warnings
 import weakref
 from collections import OrderedDict
 
 import numpy as np
 
 from .. import autograd
+from .. import name as _name
 from .. import ndarray as nd
 from ..base import MXNetError
-from ..context import current_context
-from ..ndarray import NDArray
-from .parameter import Parameter, ParameterDict, _shape_known
+from ..context import cpu, current_context
+from ..ndarray import NDArray, load as nd_load, save as nd_save
+from ..ndarray.dispatch import op_monitor, set_op_monitor
+from .parameter import Parameter, ParameterDict, _load_checked, _PendingData
+from .utils import HookHandle, shape_is_known
 
 __all__ = ['Block', 'HybridBlock', 'HookHandle']
 
 
-class _NameScope:
-    """``with block.name_scope():`` is accepted for MXNet 1.x code; names come from paths."""
+class _BlockScope:
+    """What ``block.name_scope()`` returns: inside it, new Blocks are named after
+    ``block`` (its prefix, then their class's counter in this scope)."""
+    _current = threading.local()
+
+    def __init__(self, block):
+        self._block = block
+        self._counter = {}
+        self._old_scope = None
+
+    @staticmethod
+    def create(prefix, params, hint):
+        """The prefix and ParameterDict of a new Block (``hint``: its class's alias)."""
+        current = getattr(_BlockScope._current, 'value', None)
+        if current is None:
+            if prefix is None:
+                prefix = _name.current().get(None, hint) + '_'
+            params = ParameterDict(prefix) if params is None else \
+                ParameterDict(getattr(params, 'prefix', ''), params)
+            return prefix, params
+        if prefix is None:
+            count = current._counter.get(hint, 0)
+            prefix = '%s%d_' % (hint, count)
+            current._counter[hint] = count + 1
+        if params is None:
+            parent = current._block.params
+            params = ParameterDict(parent.prefix + prefix, parent._shared)
+        else:
+            params = ParameterDict(getattr(params, 'prefix', ''), params)
+        return current._block.prefix + prefix, params
 
     def __enter__(self):
+        if self._block._empty_prefix:  # prefix='': children are named as if made outside
+            return self
+        self._old_scope = getattr(_BlockScope._current, 'value', None)
+        _BlockScope._current.value = self
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, ptype, value, trace):
+        if not self._block._empty_prefix:
+            _BlockScope._current.value = self._old_scope
         return False
-
-
-_NAME_SCOPE = _NameScope()
-
-
-class HookHandle:
-    """Returned by ``register_forward_hook``; ``detach()`` removes the hook."""
-
-    def __init__(self, hooks, hook):
-        self._hooks = weakref.ref(hooks)
-        self._key = object()
-        hooks[self._key] = hook
-
-    def detach(self):
-        hooks = self._hooks()
-        if hooks is not None:
-            hooks.pop(self._key, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.detach()
 
 
 def _indent(text, spaces):
@@ -59,34 +86,50 @@ def _indent(text, spaces):
     return '\n'.join(lines[:1] + [' ' * spaces + line for line in lines[1:]])
 
 
-def _shapes(value):
-    """Shapes of an NDArray or (nested) list of NDArrays, for ``summary``."""
-    if isinstance(value, NDArray):
-        return value.shape
-    if isinstance(value, (list, tuple)):
-        return [_shapes(v) for v in value]
-    return type(value).__name__
+def _shape_str(value):
+    """MXNet's summary text for the shapes of an NDArray or (nested) list of them."""
+    def shapes(v):
+        if isinstance(v, NDArray):
+            return v.shape
+        if isinstance(v, (list, tuple)):
+            return [shapes(x) for x in v]
+        return v
+    out = shapes(value)
+    return str(out)[1:-1] if isinstance(out, list) else str(out)
+
+
+def _holds_unregistered_block(data, children):
+    if isinstance(data, (list, tuple)):
+        return any(_holds_unregistered_block(x, children) for x in data)
+    if isinstance(data, dict):
+        return any(_holds_unregistered_block(x, children) for x in data.values())
+    return isinstance(data, Block) and id(data) not in children
 
 
 class Block:
     """Base class of all layers and models.
 
-    Subclasses assign children and Parameters as attributes in ``__init__`` (after
-    calling ``super().__init__()``) and define ``forward``.
+    Subclasses make their children and Parameters in ``__init__`` (after calling
+    ``super().__init__(**kwargs)``), preferably inside ``with self.name_scope():``,
+    assign them as attributes, and define ``forward``.
 
     Parameters
     ----------
     prefix : str, optional
-        Accepted for MXNet 1.x code; names come from attribute paths instead.
-    params : dict of Parameter, optional
-        Parameters to share: one assigned under an attribute name present here is
-        replaced by the shared one (e.g. ``Dense(10, params=other_dense.params)``).
-        Whole models share with ``share_parameters``.
+        The prefix of this Block's name and of its parameters' names. By default the
+        class's name and a counter (``dense0_``), after the parent's prefix inside
+        its ``name_scope()``. ``''`` makes the Block take its parent's prefix.
+    params : ParameterDict, optional
+        Parameters to share: this Block takes those of equal name from it instead of
+        creating its own, e.g. ``Dense(20, params=dense0.collect_params())`` uses
+        ``dense0``'s weight and bias.
     """
 
     def __init__(self, prefix=None, params=None):
-        self._prefix = prefix or ''
-        self._shared_params = params
+        self._empty_prefix = prefix == ''
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith('_') else self._prefix
+        self._scope = _BlockScope(self)
         self._parent = None  # weakref to the first Block this one was registered in
         self._attr_name = None
         self._reg_params = OrderedDict()
@@ -94,24 +137,32 @@ class Block:
         self._forward_pre_hooks = OrderedDict()
         self._children = OrderedDict()  # last: its presence switches on registration
 
+    def _alias(self):
+        """The name counted for Blocks of this class (``dense`` -> ``dense0_``)."""
+        return type(self).__name__.lower()
+
     # ---- registration ----------------------------------------------------------------
     def __setattr__(self, name, value):
         if '_children' not in self.__dict__:
             if isinstance(value, (Block, Parameter)):
                 raise MXNetError('%s: call super().__init__() in __init__ before assigning '
                                  'the %s %r' % (type(self).__name__, type(value).__name__, name))
-        elif isinstance(value, Block):
-            self.register_child(value, name)
-        elif isinstance(value, Parameter):
-            value = self._register_param(name, value)
         else:
-            self._children.pop(name, None)
-            self._reg_params.pop(name, None)
+            existing = self.__dict__.get(name)
+            if isinstance(existing, (Parameter, Block)) and not isinstance(value, type(existing)):
+                raise TypeError('Changing attribute type for %s from %s to %s is not allowed.'
+                                % (name, type(existing), type(value)))
+            if isinstance(value, Block):
+                self.register_child(value, name)
+            elif isinstance(value, Parameter):
+                value = self._register_param(name, value)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
         self._children.pop(name, None)
-        self._reg_params.pop(name, None)
+        param = self._reg_params.pop(name, None)
+        if param is not None and param._owner is not None and param._owner() is self:
+            dict.pop(self._params, param.name, None)
         object.__delattr__(self, name)
 
     def register_child(self, block, name=None):
@@ -126,7 +177,6 @@ class Block:
                                  'block, which would make a cycle'
                                  % (type(block).__name__, name, type(self).__name__))
             ancestor = ancestor._parent_block()
-        self._reg_params.pop(name, None)
         self._children[name] = block
         if block._parent_block() is None:
             block._parent = weakref.ref(self)
@@ -134,15 +184,22 @@ class Block:
         return block
 
     def _register_param(self, name, param):
-        shared = self._shared_params
-        if shared is not None and name in shared:
-            param = shared[name]
-        self._children.pop(name, None)
-        for key in [k for k, v in self._reg_params.items() if v is param and k != name]:
-            del self._reg_params[key]  # re-registered under a new name (params.get, then setattr)
+        """Hold ``param`` as attribute ``name``; one made outside any ParameterDict is
+        named by this Block's dict (which may hand back a shared one instead)."""
+        if not param._named:
+            adopted = self._params._adopt(param)
+            clash = [k for k, p in self._reg_params.items() if p is adopted and k != name]
+            if adopted is not param and clash:
+                raise MXNetError('%s: cannot assign %r: the Block has a parameter named %r '
+                                 'already (attribute %r); give the new Parameter another name'
+                                 % (type(self).__name__, name, adopted.name, clash[0]))
+            param = adopted
+        old = self._reg_params.get(name)
+        if old is not None and old is not param and old._owner is not None \
+                and old._owner() is self:
+            dict.pop(self._params, old.name, None)
         self._reg_params[name] = param
-        owner = param._owner() if param._owner is not None else None
-        if owner is None or owner is self:
+        if param._owner is None or param._owner() is None:
             param._owner = weakref.ref(self)
             param._attr = name
         return param
@@ -161,55 +218,101 @@ class Block:
 
     @property
     def name(self):
-        """The attribute path from the root, or the prefix/class name for a root Block."""
-        return self._path() or self._prefix.rstrip('_') or type(self).__name__.lower()
+        """This Block's name: its prefix without the trailing ``_`` (``dense0``)."""
+        return self._name
 
     @property
     def prefix(self):
+        """The prefix of this Block's name and its parameters' names (``dense0_``)."""
         return self._prefix
 
     def name_scope(self):
-        """A no-op context manager, accepted for MXNet 1.x code."""
-        return _NAME_SCOPE
+        """``with block.name_scope():`` names the Blocks made inside after this one."""
+        return self._scope
 
     @property
     def params(self):
-        """This Block's own parameters (not its children's); ``params.get`` creates them."""
-        own = ParameterDict(_block=self)
-        dict.update(own, self._reg_params)
+        """This Block's own ParameterDict (not its children's); ``params.get`` creates."""
+        return self._params
+
+    def _own_params(self):
+        """(name, Parameter) of this Block's dict, then of attributes from elsewhere."""
+        own = list(self._params.items())
+        held = {id(p) for _, p in own}
+        own += [(p.name, p) for p in self._reg_params.values() if id(p) not in held]
         return own
 
     def collect_params(self, select=None):
-        """All parameters of this Block and its descendants, keyed by attribute path.
+        """A ParameterDict of the parameters of this Block and its descendants, keyed
+        by name (``dense0_weight``).
 
         Parameters
         ----------
         select : str, optional
             A regular expression; only names it matches (``re.match``) are kept, e.g.
-            ``'.*weight'`` or ``'features\\.0\\..*|output\\..*'``.
+            ``'.*weight'`` or ``'conv0_weight|dense0_bias'``.
         """
-        out = ParameterDict()
-        self._collect(out, '', set())
-        return out.select(select) if select else out
+        self._check_container_with_block()
+        out = ParameterDict(self._params.prefix)
+        self._collect(out, re.compile(select).match if select else None)
+        return out
 
-    def _collect(self, out, prefix, seen):
-        for name, param in self._reg_params.items():
-            if id(param) not in seen:  # a shared parameter is listed once, first path wins
-                seen.add(id(param))
-                dict.__setitem__(out, prefix + name, param)
+    def _collect(self, out, match):
+        out.update({k: v for k, v in self._own_params() if match is None or match(k)})
+        for child in self._children.values():
+            child._collect(out, match)
+
+    def _check_container_with_block(self):
+        """Warn about Blocks kept in a list, tuple or dict attribute: nothing registers
+        them, so their parameters are not collected."""
+        children = {id(c) for c in self._children.values()}
+        for key, value in self.__dict__.items():
+            if isinstance(value, (list, tuple, dict)) and key != '_children' \
+                    and not key.startswith('__') and _holds_unregistered_block(value, children):
+                warnings.warn('"%s.%s" is an unregistered container with Blocks. Blocks '
+                              'inside a list, tuple or dict are not registered automatically; '
+                              'register them with register_child() or use '
+                              'nn.Sequential/nn.HybridSequential instead.'
+                              % (type(self).__name__, key), stacklevel=4)
+        for child in self._children.values():
+            child._check_container_with_block()
+
+    def _collect_params_with_prefix(self, prefix=''):
+        """{structural name: Parameter} (``features.0.weight``); a shared parameter is
+        listed under every path that reaches it, as in MXNet."""
+        if prefix:
+            prefix += '.'
+        out = {prefix + key: param for key, param in self._reg_params.items()}
         for name, child in self._children.items():
-            child._collect(out, prefix + name + '.', seen)
+            out.update(child._collect_params_with_prefix(prefix + name))
+        return out
 
     def share_parameters(self, shared):
-        """Use the Parameters of ``shared`` (e.g. ``other.collect_params()``) for equal paths."""
-        for path in list(self.collect_params().keys()):
-            if path in shared:
-                *parents, attr = path.split('.')
-                block = self
-                for part in parents:
-                    block = block._children[part]
-                block._shared_params = None  # this sharing replaces the constructor's
-                setattr(block, attr, shared[path])
+        """Use the Parameters of ``shared`` in place of this model's own.
+
+        ``shared`` may be keyed by structural names (``features.0.weight``) or by
+        parameter names (``other.collect_params()``): there a name matches when it
+        equals this model's once each dict's prefix is taken off the front.
+        """
+        shared_prefix = getattr(shared, 'prefix', '')
+        relative = {k[len(shared_prefix):]: v for k, v in shared.items()
+                    if k.startswith(shared_prefix)}
+        own_prefix = self._params.prefix
+        for path, param in self._collect_params_with_prefix().items():
+            other = shared.get(path) if not isinstance(shared, ParameterDict) \
+                else dict.get(shared, path)
+            if other is None and param.name.startswith(own_prefix):
+                other = relative.get(param.name[len(own_prefix):])
+            if other is None or other is param:
+                continue
+            *parents, attr = path.split('.')
+            block = self
+            for part in parents:
+                block = block._children[part]
+            if dict.get(block._params, param.name) is param:
+                dict.pop(block._params, param.name)
+            block._reg_params.pop(attr, None)
+            object.__setattr__(block, attr, block._register_param(attr, other))
         return self
 
     # ---- bulk operations -------------------------------------------------------------
@@ -231,7 +334,7 @@ class Block:
         """Cast all parameters (and so the computation) to ``dtype``."""
         for child in self._children.values():
             child.cast(dtype)
-        for param in self._reg_params.values():
+        for _, param in self._own_params():
             param.cast(dtype)
 
     def apply(self, fn):
@@ -247,22 +350,35 @@ class Block:
             child.hybridize(active, **kwargs)
 
     def save_parameters(self, filename, deduplicate=False):
-        """Save parameter values by attribute path (``nd.save``: MXNet's NDArray file format).
+        """Save parameter values by structural name (``features.0.weight``) in MXNet's
+        NDArray file format, as Gluon 1.x does.
 
         Parameters
         ----------
         filename : str
-        deduplicate : bool
-            Accepted for MXNet 1.x compatibility and without effect: a shared Parameter
-            is always saved once, under the first path that reaches it (MXNet's
-            ``deduplicate=True``), because ``collect_params`` lists it once and
-            ``load_parameters`` expects exactly those names.
+        deduplicate : bool, default False
+            Save a parameter shared by several Blocks once (under its last path)
+            instead of once per path.
         """
-        self.collect_params().save(filename)
+        params = self._collect_params_with_prefix()
+        if deduplicate:
+            last_path = {id(p): k for k, p in params.items()}
+            params = {k: p for k, p in params.items() if last_path[id(p)] == k}
+        nd_save(filename, {k: p._reduce() for k, p in params.items()})
+
+    def save_params(self, filename):
+        """[Deprecated] Save by parameter name without this Block's prefix (Gluon 1.x's
+        old format); use ``save_parameters``."""
+        warnings.warn('save_params is deprecated. Please use save_parameters.',
+                      DeprecationWarning, stacklevel=2)
+        self.collect_params().save(filename, strip_prefix=self.prefix)
 
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
                         cast_dtype=False, dtype_source='current'):
         """Load what ``save_parameters`` wrote, checking names and shapes first.
+
+        A file whose names have no ``.`` is in the older format of ``save_params``
+        (parameter names without this Block's prefix) and loads as that.
 
         Parameters
         ----------
@@ -273,18 +389,50 @@ class Block:
             Keep parameters that the file lacks instead of raising.
         ignore_extra : bool
             Skip file entries this Block has no parameter for instead of raising.
+        cast_dtype : bool
+            Convert values to the parameters' dtypes (``dtype_source='current'``) or the
+            parameters to the file's dtypes (``'saved'``).
         """
-        self.collect_params().load(filename, ctx, allow_missing, ignore_extra,
-                                   cast_dtype=cast_dtype, dtype_source=dtype_source)
+        loaded = nd_load(filename, ctx=cpu())
+        if isinstance(loaded, list) and not loaded:
+            loaded = {}  # a file of no parameters has no names, so it loads as a list
+        if not isinstance(loaded, dict):
+            raise MXNetError('%s holds a list of arrays, not named parameters; write it with '
+                             'save_parameters or ParameterDict.save' % (filename,))
+        params = self._collect_params_with_prefix()
+        if not loaded and not params:
+            return
+        if not any('.' in k for k in loaded):
+            self.collect_params().load_dict(loaded, ctx, allow_missing, ignore_extra,
+                                            self.prefix, filename, cast_dtype, dtype_source)
+            return
+        _load_checked([(k, p, loaded.get(k)) for k, p in params.items()], loaded, params,
+                      filename, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        """[Deprecated] Use ``load_parameters`` (which reads both formats)."""
+        warnings.warn('load_params is deprecated. Please use load_parameters.',
+                      DeprecationWarning, stacklevel=2)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
     # ---- calling ---------------------------------------------------------------------
     def register_forward_pre_hook(self, hook):
         """``hook(block, inputs)`` runs before each forward; returns a HookHandle."""
-        return HookHandle(self._forward_pre_hooks, hook)
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
 
     def register_forward_hook(self, hook):
         """``hook(block, inputs, outputs)`` runs after each forward; returns a HookHandle."""
-        return HookHandle(self._forward_hooks, hook)
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """Install ``callback(name, op_name, array)`` on the HybridBlocks inside (see
+        ``HybridBlock.register_op_hook``)."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
 
     def __call__(self, *args, **kwargs):
         for hook in list(self._forward_pre_hooks.values()):
@@ -306,45 +454,52 @@ class Block:
         raise NotImplementedError('%s must define forward()' % type(self).__name__)
 
     def summary(self, *inputs):
-        """Print each layer's output shape and parameter count for one forward of ``inputs``."""
-        rows, seen, handles = [('Input', _shapes(inputs[0] if len(inputs) == 1 else inputs),
-                                0)], set(), []
-        totals = {'all': 0, 'trainable': 0, 'shared': 0}
+        """Print each layer's output shape and parameter count for one forward of
+        ``inputs``; the model must be initialized and not hybridized."""
+        rows, seen, handles = [('Input', _shape_str(inputs), 0, 0, 0)], set(), []
 
         def hook(block, _, outputs):
-            count = 0
-            for param in block._reg_params.values():
+            count = trainable = shared = 0
+            for _, param in block._own_params():
                 size = int(np.prod(param.shape))
                 count += size
-                totals['all'] += size
-                if param.grad_req != 'null':
-                    totals['trainable'] += size
-                if id(param) in seen:
-                    totals['shared'] += size
+                trainable += size if param.grad_req != 'null' else 0
+                shared += size if id(param) in seen else 0
                 seen.add(id(param))
-            rows.append(('%s-%d' % (type(block).__name__, len(rows)), _shapes(outputs), count))
+            rows.append(('%s-%d' % (type(block).__name__, len(rows)), _shape_str(outputs),
+                         count, trainable, shared))
 
-        self.apply(lambda block: handles.append(block.register_forward_hook(hook)))
+        def add_hook(block):
+            if isinstance(block, HybridBlock) and block._active:
+                raise AssertionError('"%s" must not be hybridized to print summary.'
+                                     % block.name)
+            if not block._summary_hides:
+                handles.append(block.register_forward_hook(hook))
+
         try:
+            self.apply(add_hook)
             with autograd.pause():
                 self(*inputs)
         finally:
             for handle in handles:
                 handle.detach()
-        line = '-' * 80
-        print(line)
-        print('%20s  %42s %15s' % ('Layer (type)', 'Output Shape', 'Param #'))
+        line = '%20s  %42s %15s'
+        total, trainable, shared = (sum(row[i] for row in rows) for i in (2, 3, 4))
+        print('-' * 80)
+        print(line % ('Layer (type)', 'Output Shape', 'Param #'))
         print('=' * 80)
-        for name, shape, count in rows:
-            print('%20s  %42s %15d' % (name, shape, count))
+        for name, shape, count, _, _ in rows:
+            print(line % (name, shape, count))
         print('=' * 80)
         print('Parameters in forward computation graph, duplicate included')
-        print('   Total params: %d' % totals['all'])
-        print('   Trainable params: %d' % totals['trainable'])
-        print('   Non-trainable params: %d' % (totals['all'] - totals['trainable']))
-        print('Shared params in forward computation graph: %d' % totals['shared'])
-        print('Unique parameters in model: %d' % (totals['all'] - totals['shared']))
-        print(line)
+        print('   Total params: %d' % total)
+        print('   Trainable params: %d' % trainable)
+        print('   Non-trainable params: %d' % (total - trainable))
+        print('Shared params in forward computation graph: %d' % shared)
+        print('Unique parameters in model: %d' % (total - shared))
+        print('-' * 80)
+
+    _summary_hides = False  # containers (Sequential) are left out of summary's rows
 
     def __repr__(self):
         lines = ['  (%s): %s' % (key, _indent(repr(block), 2))
@@ -354,77 +509,194 @@ class Block:
         return '%s(\n%s\n)' % (type(self).__name__, '\n'.join(lines))
 
 
-def _context_of(x, args):
-    for a in (x,) + tuple(args):
-        if isinstance(a, NDArray):
-            return a.context
-        if isinstance(a, (list, tuple)):
-            for b in a:
-                if isinstance(b, NDArray):
-                    return b.context
-    return current_context()
+class _OpHook:
+    """What ``register_op_hook`` installs while a hybridized block runs: each op's
+    arrays go to ``callback(name, op_name, array)``, named as MXNet names graph nodes:
+    the running block's prefix, then the op's ``name=`` (else its name in lower case
+    and a counter), then ``_output`` (``_<input name>`` for inputs, with
+    ``monitor_all``)."""
+
+    def __init__(self, callback, monitor_all):
+        self.callback = callback
+        self.monitor_all = monitor_all
+        self.scopes = []  # (prefix, counters) of the blocks running, innermost last
+
+    def __call__(self, op, name, inputs, outputs):
+        prefix, counters = self.scopes[-1]
+        if not name:
+            hint = op.name.lower()
+            count = counters[hint] = counters.get(hint, -1) + 1
+            name = '%s%d' % (hint, count)
+        node = prefix + name
+        if self.monitor_all:
+            for i, arr in enumerate(inputs):
+                if isinstance(arr, NDArray):
+                    label = op.input_names[i] if i < len(op.input_names) else 'input%d' % i
+                    self.callback(node + '_' + label, op.name, arr)
+        for i, arr in enumerate(outputs):
+            self.callback(node + ('_output' if len(outputs) == 1 else '_output%d' % i),
+                          op.name, arr)
+
+
+def _first_context(values):
+    """The context of the first NDArray in (nested lists of) ``values``, or None."""
+    for v in values:
+        if isinstance(v, NDArray):
+            return v.context
+        if isinstance(v, (list, tuple)):
+            ctx = _first_context(v)
+            if ctx is not None:
+                return ctx
+    return None
+
+
+def _check_hybrid_inputs(block, values):
+    """A hybridized block takes NDArrays, None, or (nested) lists of them, as in MXNet."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            _check_hybrid_inputs(block, v)
+        elif v is not None and not isinstance(v, NDArray):
+            raise ValueError('When hybridized, the input of HybridBlock %s must be (nested) '
+                             'list of Symbol or NDArray, but got %s of type %s'
+                             % (block.name, v, type(v)))
 
 
 class HybridBlock(Block):
     """A Block whose computation is written once as ``hybrid_forward(F, x, *args, **params)``.
 
     ``F`` is the ``minigluon.ndarray`` module and ``params`` holds this block's own
-    parameters' data on the input's context, keyed by attribute name. Layers with
-    shapes that depend on the input (``in_units=0``) implement ``infer_shape``.
+    parameters' data on the input's context, keyed by attribute name. Parameters
+    with unknown dimensions get them from the block's ``infer_shape`` when it has
+    one, else from the first op that uses them (FullyConnected, Convolution, dot,
+    broadcast arithmetic, the norms ...).
     """
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix, params)
         self._active = False
         self._flags = {}
+        self._callback = None
+        self._monitor_all = False
 
     def hybridize(self, active=True, **kwargs):
         """Mark the block for graph caching.
 
         minigluon runs every block imperatively; this records the request (and the
         flags, e.g. ``static_alloc``) so a cached path can be added behind it later.
+        A hybridized block accepts only NDArrays (or None, or lists of them) as inputs,
+        as in MXNet.
         """
         self._active = active
         self._flags = kwargs
         self._clear_cached_op()
+        if active and (self._forward_hooks or self._forward_pre_hooks):
+            warnings.warn('"%s" is being hybridized while still having forward hook/pre-hook. '
+                          'If "%s" is a child of HybridBlock, the hooks will not take effect.'
+                          % (self, self), stacklevel=2)
         super().hybridize(active, **kwargs)
 
     def _clear_cached_op(self):
         """Drop any cached computation (nothing is cached yet)."""
 
+    def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(name, op_name, array)`` for the output of every op this block
+        (and the blocks inside it) runs while hybridized, and for the op's inputs too
+        with ``monitor_all``. ``name`` is the running block's prefix, the op's ``name=``
+        (else its name in lower case and a counter) and ``_output`` or ``_<input
+        name>``: ``net_dense0_fullyconnected0_output``.
+        """
+        self._callback = callback
+        self._monitor_all = monitor_all
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
     def infer_shape(self, *args):
-        """Complete the 0 dimensions of this block's parameters from the inputs."""
-        unknown = [n for n, p in self._reg_params.items() if not _shape_known(p.shape)]
-        raise MXNetError('%s has parameters with unknown shape (%s): give their full shapes, '
-                         'or implement infer_shape(self, x, *args) to set them from the input'
-                         % (type(self).__name__, ', '.join(unknown)))
+        """Complete the unknown dimensions of this block's parameters from the inputs,
+        without initializing them: ``hybrid_forward`` runs once (gradients off), each
+        such parameter taking its shape from the op table's rule for the first op that
+        uses it. Layers whose shapes follow from their arguments override this.
+        """
+        ctx = _first_context(args) or current_context()
+        kwargs = {}
+        for name, param in self._reg_params.items():
+            if not shape_is_known(param.shape):
+                kwargs[name] = _PendingData(param, ctx, shape_only=True)
+            else:
+                kwargs[name] = nd.zeros(param.shape, ctx=ctx, dtype=param.dtype)
+        with autograd.pause():
+            self.hybrid_forward(nd, *args, **kwargs)
+        self._check_shapes_known()
+
+    def _check_shapes_known(self):
+        for name, param in self._reg_params.items():
+            if not shape_is_known(param.shape):
+                raise MXNetError(
+                    '%s: parameter %r still has unknown shape %s after shape inference: '
+                    'hybrid_forward did not use it in an op that implies its shape. Give its '
+                    'full shape, or implement infer_shape(self, x, *args) to set it'
+                    % (type(self).__name__, name, param.shape))
 
     def _finish_deferred(self, x, args):
+        """Finish the deferred initialization of the parameters whose shapes are known,
+        after the layer's own ``infer_shape`` (if it has one) has completed them."""
         pending = [p for p in self._reg_params.values() if p._deferred_init]
         if not pending:
             return
-        if any(not _shape_known(p.shape) for p in pending):
+        if type(self).infer_shape is not HybridBlock.infer_shape and any(
+                not shape_is_known(p.shape) for p in pending):
             self.infer_shape(x, *args)
-            for name, p in self._reg_params.items():
-                if p._deferred_init and not _shape_known(p.shape):
-                    raise MXNetError('%s.infer_shape left parameter %r with unknown shape %s'
-                                     % (type(self).__name__, name, p.shape))
+            self._check_shapes_known()
         for p in pending:
-            p._finish_deferred_init()
+            if shape_is_known(p.shape):
+                p._finish_deferred_init()
 
     def forward(self, x, *args, **kwargs):
         if isinstance(x, np.ndarray):
             raise MXNetError('%s got a numpy array; convert inputs with nd.array(x, ctx=...)'
                              % type(self).__name__)
-        if self._reg_params:
-            ctx = _context_of(x, args)
-            self._finish_deferred(x, args)
-            for name, param in self._reg_params.items():
-                if name in kwargs:
-                    raise MXNetError('%s: keyword argument %r clashes with the parameter of '
-                                     'that name' % (type(self).__name__, name))
-                kwargs[name] = param.data(ctx)
-        return self.hybrid_forward(nd, x, *args, **kwargs)
+        values = (x,) + args
+        ctx = _first_context(values)
+        if ctx is None:
+            raise ValueError('In HybridBlock, there must be one NDArray in the input (got %s)'
+                             % ', '.join(type(v).__name__ for v in values))
+        if self._active:
+            _check_hybrid_inputs(self, values)
+        if not self._reg_params:
+            return self._run_hybrid_forward(x, args, kwargs)
+        self._finish_deferred(x, args)
+        params = {}
+        for name, param in self._reg_params.items():
+            if name in kwargs:
+                raise MXNetError('%s: keyword argument %r clashes with the parameter of that '
+                                 'name' % (type(self).__name__, name))
+            # A parameter still waiting for its shape gets it from the first op using it.
+            params[name] = _PendingData(param, ctx) if param._deferred_init \
+                else param.data(ctx)
+        out = self._run_hybrid_forward(x, args, dict(kwargs, **params))
+        for name, value in params.items():
+            if isinstance(value, _PendingData) and value._array is None:
+                raise MXNetError('%s: parameter %r has unknown shape %s and hybrid_forward did '
+                                 'not use it in an op that implies its shape. Give its full '
+                                 'shape, or implement infer_shape(self, x, *args) to set it'
+                                 % (type(self).__name__, name, value.shape))
+        return out
+
+    def _run_hybrid_forward(self, x, args, kwargs):
+        """``hybrid_forward``, its ops reported to an op hook when one is installed."""
+        hook = op_monitor()
+        installed = hook is None and self._active and self._callback is not None
+        if installed:
+            hook = _OpHook(self._callback, self._monitor_all)
+            set_op_monitor(hook)
+        if not isinstance(hook, _OpHook):
+            return self.hybrid_forward(nd, x, *args, **kwargs)
+        hook.scopes.append((self.prefix, {}))
+        try:
+            return self.hybrid_forward(nd, x, *args, **kwargs)
+        finally:
+            hook.scopes.pop()
+            if installed:
+                set_op_monitor(None)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError('%s must define hybrid_forward(self, F, x, ...)'

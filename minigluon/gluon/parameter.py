@@ -1,9 +1,12 @@
 """Parameters: named arrays with one copy (and one gradient buffer) per device.
 
-A Parameter's name is its attribute path from the root Block that owns it
-(``features.0.weight``), so every process of a job derives the same names. Shapes may
-hold 0 for a dimension not known yet; such a parameter is initialized on the first
-forward pass, once its Block has seen an input (deferred initialization).
+Names follow Gluon 1.x: a ParameterDict puts its prefix in front of the names it
+creates (``dense0_`` + ``weight``), and a Block's dict has the Block's prefix. A
+Parameter assigned to a Block attribute without a dict (``self.weight =
+Parameter('weight', ...)``) is named the same way, as if the Block's
+``params.get('weight', ...)`` had made it. Shapes may hold 0 for a dimension not known
+yet; such a parameter is initialized on the first forward pass, once its Block has
+seen an input (deferred initialization).
 """
 import copy
 import re
@@ -18,19 +21,21 @@ from ..base import MXNetError
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray, array as nd_array, load as nd_load, save as nd_save
 from ..ndarray import zeros as nd_zeros
+from ..ndarray.dispatch import PendingArray, set_op_monitor
 from ..ndarray.dtypes import normalize_dtype
+from .utils import shape_is_known
 
 __all__ = ['Parameter', 'Constant', 'ParameterDict', 'DeferredInitializationError']
 
 _GRAD_REQS = ('write', 'add', 'null')
+_STYPES = ('default', 'row_sparse', 'csr')
+# ParameterDict.get arguments that only shape a new Parameter (as in MXNet, an existing
+# one is not checked against them)
+_CREATION_ONLY = ('allow_deferred_init', 'differentiable', 'stype', 'grad_stype')
 
 
 class DeferredInitializationError(MXNetError):
     """A parameter's shape is not known until the first forward pass."""
-
-
-def _shape_known(shape):
-    return shape is not None and all(d > 0 for d in shape)
 
 
 def _ctx_list(ctx):
@@ -49,8 +54,8 @@ class Parameter:
     Parameters
     ----------
     name : str, default 'weight'
-        Used until the parameter is assigned to a Block; then its name is the
-        attribute path from the root Block.
+        The name. Assigned to a Block attribute, a Parameter not made by a
+        ParameterDict gets the Block's prefix in front (``dense0_weight``).
     grad_req : {'write', 'add', 'null'}
         How backward stores gradients: overwrite, accumulate, or none at all.
     shape : int or tuple of int, optional
@@ -69,11 +74,16 @@ class Parameter:
     def __init__(self, name='weight', grad_req='write', shape=None, dtype='float32',
                  lr_mult=1.0, wd_mult=1.0, init=None, allow_deferred_init=False,
                  differentiable=True, stype='default', grad_stype='default'):
+        for what, value in (('stype', stype), ('grad_stype', grad_stype)):
+            if value not in _STYPES:  # an assertion in MXNet too
+                raise AssertionError("%s for Parameter '%s' must be one of 'default', "
+                                     "'row_sparse', or 'csr', but got '%s'" % (what, name, value))
         if stype != 'default' or grad_stype != 'default':
             raise MXNetError("Parameter %r: only stype='default' (dense) storage is supported"
                              % name)
-        self._name = name
-        self._owner = None  # weakref to the Block that registered this parameter
+        self.name = name
+        self._named = False  # True once a ParameterDict holds it under its full name
+        self._owner = None  # weakref to the first Block that has it as an attribute
         self._attr = None  # the attribute name there
         self._shape = None
         self.shape = shape
@@ -90,17 +100,21 @@ class Parameter:
         self._grad = None
         self._ctx_list = None
         self._deferred_init = ()  # (init, ctx_list, default_init, data) while deferred
+        self._trainer = None  # weakref to the Trainer that updates this parameter
         self.grad_req = grad_req
 
     # ---- identity --------------------------------------------------------------------
     @property
-    def name(self):
-        """Attribute path from the root Block (the constructor's name before that)."""
+    def _structural_name(self):
+        """The attribute path from the root Block (``features.0.weight``), the name
+        ``save_parameters`` writes; ``name`` for a parameter no Block holds as an
+        attribute. It depends only on how the model is built, not on what else the
+        process created, so every process of a job derives the same one."""
         owner = self._owner() if self._owner is not None else None
         if owner is None:
-            return self._name
-        prefix = owner._path()
-        return prefix + '.' + self._attr if prefix else self._attr
+            return self.name
+        path = owner._path()
+        return path + '.' + self._attr if path else self._attr
 
     def _label(self):
         owner = self._owner() if self._owner is not None else None
@@ -197,7 +211,7 @@ class Parameter:
             default_init = initializer.Uniform()
         if init is None:
             init = default_init if self.init is None else self.init
-        if not _shape_known(self.shape):
+        if not shape_is_known(self.shape):
             if self.allow_deferred_init:
                 self._deferred_init = (init, ctx, default_init, None)
                 return
@@ -212,16 +226,20 @@ class Parameter:
         if not self._deferred_init:
             return
         init, ctx, default_init, data = self._deferred_init
-        if not _shape_known(self.shape):
+        if not shape_is_known(self.shape):
             raise DeferredInitializationError(
                 '%s has unknown shape %s: run a forward pass first so its Block can infer '
                 'it, or give in_units / in_channels' % (self._label(), self.shape))
-        with autograd.pause():
-            if data is None:
-                data = nd_zeros(self.shape, ctx=cpu(), dtype=self.dtype)
-                initializer.create(default_init)(
-                    initializer.InitDesc(self.name, {'__init__': init}), data)
-            self._init_impl(data, ctx)
+        hook = set_op_monitor(None)  # filling a parameter is not the model's computation
+        try:
+            with autograd.pause():
+                if data is None:
+                    data = nd_zeros(self.shape, ctx=cpu(), dtype=self.dtype)
+                    initializer.create(default_init)(
+                        initializer.InitDesc(self.name, {'__init__': init}), data)
+                self._init_impl(data, ctx)
+        finally:
+            set_op_monitor(hook)
 
     def _init_impl(self, data, ctx_list):
         """Put a copy of ``data`` on every context and attach gradient buffers."""
@@ -337,8 +355,14 @@ class Parameter:
             if self._grad is not None:
                 self._init_grad()
 
+    def _set_trainer(self, trainer):
+        self._trainer = weakref.ref(trainer) if trainer is not None else None
+
     def _load_init(self, data, ctx, cast_dtype=False, dtype_source='current'):
         """Take the value ``data`` loaded from a file (shape and dtype checked)."""
+        trainer = self._trainer() if self._trainer is not None else None
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
+            trainer._reset_kvstore()  # the store's copy of the weights is stale now
         if self.shape is not None and (len(self.shape) != len(data.shape) or any(
                 d > 0 and d != s for d, s in zip(self.shape, data.shape))):
             raise MXNetError('%s has shape %s in this Block but %s in the file'
@@ -413,31 +437,77 @@ class Constant(Parameter):
         self._grad_req = 'null'
 
 
+class _PendingData(PendingArray):
+    """The data of a Parameter with unknown dimensions, handed to ``hybrid_forward``.
+
+    The first op that consumes it completes the shape (the op table's shape rule, e.g.
+    FullyConnected's weight is ``(num_hidden, in_units)``); then the deferred
+    initialization finishes and the op runs on the real data. With ``shape_only`` the
+    parameter gets its shape but stays uninitialized and the op sees zeros
+    (``HybridBlock.infer_shape``).
+    """
+
+    def __init__(self, param, ctx, shape_only=False):
+        super().__init__(param.shape, param.dtype, ctx, param._label())
+        self._param = param
+        self._shape_only = shape_only
+
+    def _resolve(self, shape):
+        param = self._param
+        param.shape = shape
+        if self._shape_only:
+            return nd_zeros(param.shape, ctx=self.context, dtype=param.dtype)
+        param._finish_deferred_init()
+        return param.data(self.context)
+
+
 def _brief(names, limit=5):
     names = list(names)
     shown = ', '.join(repr(n) for n in names[:limit])
     return shown + (', ... (%d in all)' % len(names) if len(names) > limit else '')
 
 
-class ParameterDict(dict):
-    """Parameters keyed by name, with bulk operations (``collect_params()`` returns one).
+def _merge_shape(param, shape):
+    """Fill the unknown dimensions of ``param`` from ``shape``; False when they clash."""
+    if param.shape is None or shape is None:
+        if shape is not None:
+            param.shape = shape
+        return True
+    shape = (shape,) if np.isscalar(shape) else tuple(shape)
+    if len(shape) != len(param.shape) or any(
+            a > 0 and b > 0 and a != b for a, b in zip(param.shape, shape)):
+        return False
+    param.shape = tuple(a if a > 0 else b for a, b in zip(param.shape, shape))
+    return True
 
-    Keys are attribute paths relative to the Block ``collect_params`` was called on.
+
+class ParameterDict(dict):
+    """Parameters keyed by their names, with bulk operations.
+
+    ``collect_params()`` returns one; each Block has one as ``block.params``.
+
+    Parameters
+    ----------
+    prefix : str, default ''
+        Put in front of the names of the parameters ``get`` creates.
+    shared : ParameterDict, optional
+        ``get`` takes a parameter of that name from here before creating one: how a
+        Block made with ``params=other.collect_params()`` shares ``other``'s weights.
     """
 
-    def __init__(self, prefix='', shared=None, _block=None):
+    def __init__(self, prefix='', shared=None):
         super().__init__()
         self._prefix = prefix
         self._shared = shared
-        self._block = _block
 
     @property
     def prefix(self):
+        """What ``get`` puts in front of the names of the parameters it creates."""
         return self._prefix
 
     def __repr__(self):
-        body = '\n'.join('  %r' % v for v in self.values())
-        return '%s(\n%s\n)' % (self._prefix or type(self).__name__, body)
+        body = '\n'.join('  ' + _indent_continuation(repr(v), 2) for v in self.values())
+        return '%s(\n%s\n)' % (self._prefix + ' ' if self._prefix else '', body)
 
     def __getitem__(self, key):
         try:
@@ -446,33 +516,81 @@ class ParameterDict(dict):
             raise KeyError('no parameter %r; the names are: %s' % (key, _brief(self.keys()))) \
                 from None
 
-    def get(self, name, **kwargs):
-        """The parameter ``name``, created with ``kwargs`` when absent (MXNet 1.x style).
+    def _get_impl(self, name):
+        """The parameter ``name`` (full name) from this dict or the shared one, or None."""
+        param = dict.get(self, name)
+        if param is None and self._shared is not None:
+            param = dict.get(self._shared, name)
+            if param is not None:
+                dict.__setitem__(self, name, param)
+        return param
 
-        Inside a Block, ``self.params.get('weight', shape=...)`` also registers the new
-        parameter on the Block under ``name``.
+    def get(self, name, **kwargs):
+        """The Parameter ``prefix + name``: from this dict, else from the shared dict,
+        else a new one made with ``kwargs`` (``shape``, ``init``, ``dtype`` ...).
+
+        An existing parameter must agree with ``kwargs``; a 0 in either shape is
+        filled from the other.
         """
-        name = self._prefix + name
-        if name in self:
-            param = super().__getitem__(name)
-            for k, v in kwargs.items():
-                if k == 'shape':
-                    param.shape = v
-                elif k == 'dtype':
-                    if np.dtype(v) != np.dtype(param.dtype):
-                        raise MXNetError('%s has dtype %s, not the requested %s'
-                                         % (param._label(), np.dtype(param.dtype).name, v))
-                elif v is not None and getattr(param, k, None) != v:
-                    raise MXNetError('%s has %s=%r, not the requested %r'
-                                     % (param._label(), k, getattr(param, k, None), v))
+        full = self._prefix + name
+        param = self._get_impl(full)
+        if param is None:
+            param = Parameter(full, **kwargs)
+            param._named = True
+            dict.__setitem__(self, full, param)
             return param
-        if self._shared is not None and name in self._shared:
-            param = self._shared[name]
-        else:
-            param = Parameter(name, **kwargs)
-        if self._block is not None:
-            self._block._register_param(name, param)
-        self[name] = param
+        for key, value in kwargs.items():
+            if key == 'shape':
+                if not _merge_shape(param, value):
+                    raise MXNetError('%s has shape %s, which does not match the requested '
+                                     'shape %s' % (param._label(), param.shape, value))
+            elif key == 'dtype':
+                if np.dtype(normalize_dtype(value)) != np.dtype(param.dtype):
+                    raise MXNetError('%s has dtype %s, not the requested %s'
+                                     % (param._label(), np.dtype(param.dtype).name, value))
+            elif value is not None and key not in _CREATION_ONLY:
+                current = getattr(param, key, None)
+                if current is None:
+                    setattr(param, key, value)
+                elif current != value:
+                    raise MXNetError('%s has %s=%r, not the requested %r'
+                                     % (param._label(), key, current, value))
+        return param
+
+    def get_constant(self, name, value=None):
+        """The Constant ``prefix + name``: from this dict, else from the shared dict,
+        else a new one holding ``value``."""
+        full = self._prefix + name
+        param = self._get_impl(full)
+        if param is None:
+            if value is None:
+                raise KeyError("no constant named '%s'; give its value to create it" % full)
+            param = Constant(full, value)
+            param._named = True
+            dict.__setitem__(self, full, param)
+        elif value is not None:
+            if not isinstance(param, Constant):
+                raise MXNetError("'%s' exists and is a Parameter, not a Constant" % full)
+            value = value.asnumpy() if isinstance(value, NDArray) else np.asarray(value)
+            if param.shape != value.shape or not (param.value.asnumpy() == value).all():
+                raise MXNetError("Constant '%s' exists with another value" % full)
+        return param
+
+    def _adopt(self, param):
+        """Name ``param`` (made outside any ParameterDict) as ``get`` would and hold it;
+        a parameter of that name here or in the shared dict wins (its unknown
+        dimensions filled from ``param``'s shape)."""
+        full = self._prefix + param.name
+        existing = self._get_impl(full)
+        if existing is not None and existing is not param:
+            if not _merge_shape(existing, param.shape):
+                raise MXNetError('%s has shape %s, which does not match the shape %s of the '
+                                 'parameter it is shared with' % (existing._label(),
+                                                                  existing.shape, param.shape))
+            return existing
+        param.name = full
+        param._named = True
+        dict.__setitem__(self, full, param)
         return param
 
     def update(self, other):
@@ -480,8 +598,10 @@ class ParameterDict(dict):
         for k, v in other.items():
             if k in self and super().__getitem__(k) is not v:
                 raise MXNetError('cannot update ParameterDict: %r names a different Parameter '
-                                 'in each dict' % k)
-            self[k] = v
+                                 'in each dict. Give the Blocks different prefixes, or share '
+                                 'the parameter with params=' % k)
+        for k, v in other.items():
+            dict.__setitem__(self, k, v)
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
         """Initialize every parameter (``init`` is the default for those without their own)."""
@@ -492,10 +612,12 @@ class ParameterDict(dict):
             param.initialize(None, ctx, init, force_reinit=force_reinit)
 
     def zero_grad(self):
+        """Set the gradient buffers of every parameter to 0."""
         for param in self.values():
             param.zero_grad()
 
     def reset_ctx(self, ctx):
+        """Move every parameter to ``ctx`` (a Context or a list), keeping the values."""
         for param in self.values():
             param.reset_ctx(ctx)
 
@@ -523,59 +645,106 @@ class ParameterDict(dict):
         return out
 
     def save(self, filename, strip_prefix=''):
-        """Save the values to ``filename`` (``nd.save``: MXNet's NDArray file format)."""
+        """Save the values by parameter name (``nd.save``: MXNet's NDArray file format).
+
+        Parameters
+        ----------
+        strip_prefix : str
+            Removed from the front of every name; a name without it is an error.
+        """
         arrays = {}
-        for name, param in self.items():
-            if strip_prefix:
-                if not name.startswith(strip_prefix):
-                    raise MXNetError('cannot strip prefix %r from parameter name %r'
-                                     % (strip_prefix, name))
-                name = name[len(strip_prefix):]
-            arrays[name] = param._reduce()
+        for param in self.values():
+            name = param.name
+            if not name.startswith(strip_prefix):
+                raise MXNetError(
+                    "cannot strip prefix '%s' from parameter name '%s': the Block may share "
+                    "parameters of other Blocks, or its children were made outside "
+                    "'with self.name_scope():'" % (strip_prefix, name))
+            arrays[name[len(strip_prefix):]] = param._reduce()
         nd_save(filename, arrays)
 
     def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
              restore_prefix='', cast_dtype=False, dtype_source='current'):
-        """Load values saved by ``save``/``save_parameters``.
+        """Load values saved by ``save`` (names are parameter names).
 
-        Every name is checked before anything changes: a parameter missing from the
-        file, a file entry with no parameter, or a shape mismatch raises an error naming
-        it (unless ``allow_missing`` / ``ignore_extra``).
+        Parameters
+        ----------
+        ctx : Context or list of Context, optional
+            Where to put parameters not initialized yet.
+        allow_missing : bool
+            Keep parameters that the file lacks instead of raising.
+        ignore_extra : bool
+            Skip file entries this dict has no parameter for instead of raising.
+        restore_prefix : str
+            Put in front of every name read from the file.
+        cast_dtype : bool
+            Convert values to the parameter's dtype (``dtype_source='current'``) or the
+            parameter to the file's dtype (``'saved'``).
         """
+        if restore_prefix:
+            for name in self.keys():
+                if not name.startswith(restore_prefix):
+                    raise MXNetError("restore_prefix is '%s' but parameter name '%s' does not "
+                                     "start with it" % (restore_prefix, name))
         loaded = nd_load(filename, ctx=cpu())
         if isinstance(loaded, list) and not loaded:
             loaded = {}  # a file of no parameters has no names, so it loads as a list
         if not isinstance(loaded, dict):
             raise MXNetError('%s holds a list of arrays, not named parameters; write it with '
                              'save_parameters or ParameterDict.save' % (filename,))
-        loaded = {restore_prefix + k: v for k, v in loaded.items()}
-        if not allow_missing:
-            for name in self.keys():
-                if name not in loaded:
-                    raise MXNetError(
-                        "parameter '%s' is missing from %s, which holds: %s. Set "
-                        "allow_missing=True to keep its current value"
-                        % (name, filename, _brief(loaded.keys())))
-        if not ignore_extra:
-            for name in loaded:
-                if name not in self:
-                    raise MXNetError(
-                        "%s holds parameter '%s', which this Block does not have (its "
-                        "parameters: %s). Set ignore_extra=True to skip it"
-                        % (filename, name, _brief(self.keys())))
-        for name, arr in loaded.items():
-            param = dict.get(self, name)
-            if param is None:
-                continue
-            if param.shape is not None and (len(param.shape) != arr.ndim or any(
-                    d > 0 and d != s for d, s in zip(param.shape, arr.shape))):
-                raise MXNetError("parameter '%s' has shape %s in this Block but %s in %s"
-                                 % (name, param.shape, arr.shape, filename))
-            if not cast_dtype and np.dtype(param.dtype) != np.dtype(arr.dtype):
-                raise MXNetError("parameter '%s' has dtype %s in this Block but %s in %s; pass "
-                                 "cast_dtype=True to convert" % (name, np.dtype(param.dtype).name,
-                                                                 np.dtype(arr.dtype).name, filename))
-        for name, arr in loaded.items():
-            param = dict.get(self, name)
-            if param is not None:
-                param._load_init(arr, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
+        self.load_dict(loaded, ctx, allow_missing, ignore_extra, restore_prefix, filename,
+                       cast_dtype, dtype_source)
+
+    def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False,
+                  restore_prefix='', filename=None, cast_dtype=False, dtype_source='current'):
+        """Load values from ``param_dict`` ({name: NDArray}; ``arg:``/``aux:`` in front
+        of a name, as in MXNet checkpoints, is dropped). Arguments as in ``load``."""
+        where = filename if filename is not None else 'the dict'
+        loaded = {restore_prefix + (k[4:] if k.startswith(('arg:', 'aux:')) else k): v
+                  for k, v in param_dict.items()}
+        _load_checked([(name, param, loaded.get(name)) for name, param in self.items()],
+                      loaded, self.keys(), where, ctx, allow_missing, ignore_extra, cast_dtype,
+                      dtype_source)
+
+
+def _indent_continuation(text, spaces):
+    lines = text.split('\n')
+    return '\n'.join(lines[:1] + [' ' * spaces + line for line in lines[1:]])
+
+
+def _load_checked(targets, loaded, known, where, ctx, allow_missing, ignore_extra, cast_dtype,
+                  dtype_source):
+    """Put ``loaded`` values into parameters, every name checked before anything changes.
+
+    ``targets``: (name, Parameter, loaded array or None) for each name a parameter
+    goes by (a shared parameter may have several; one value is enough). ``known``:
+    every name the receiving side has, for the extra-entry check and the messages.
+    """
+    if not allow_missing:
+        found = {id(param) for _, param, arr in targets if arr is not None}
+        for name, param, arr in targets:
+            if arr is None and id(param) not in found:
+                raise MXNetError("parameter '%s' is missing from %s, which holds: %s. Set "
+                                 "allow_missing=True to keep its current value"
+                                 % (name, where, _brief(loaded.keys())))
+    if not ignore_extra:
+        known = set(known)
+        for name in loaded:
+            if name not in known:
+                raise MXNetError("%s holds parameter '%s', which this Block does not have (its "
+                                 "parameters: %s). Set ignore_extra=True to skip it"
+                                 % (where, name, _brief(sorted(known))))
+    for name, param, arr in targets:
+        if arr is None:
+            continue
+        if param.shape is not None and (len(param.shape) != arr.ndim or any(
+                d > 0 and d != s for d, s in zip(param.shape, arr.shape))):
+            raise MXNetError("parameter '%s' has shape %s in this Block but %s in %s"
+                             % (name, param.shape, arr.shape, where))
+        if not cast_dtype and np.dtype(param.dtype) != np.dtype(arr.dtype):
+            raise MXNetError("parameter '%s' has dtype %s in this Block but %s in %s; pass "
+                             "cast_dtype=True to convert" % (name, np.dtype(param.dtype).name,
+                                                             np.dtype(arr.dtype).name, where))
+    for name, param, arr in targets:
+        if arr is not None:
+            param._load_init(arr, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)

@@ -73,6 +73,7 @@ class Trainer:
             if id(p) not in seen:  # shared parameters are updated once
                 seen.add(id(p))
                 self._params.append(p)
+                p._set_trainer(self)
         self._param2idx = {id(p): i for i, p in enumerate(self._params)}
         self._compression_params = compression_params
         self._kvstore_params = {'kvstore': kvstore, 'update_on_kvstore': update_on_kvstore}

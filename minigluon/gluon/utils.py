@@ -1,4 +1,5 @@
-"""``gluon.utils``: splitting batches over devices, gradient clipping, checked downloads."""
+"""``gluon.utils``: splitting batches over devices, gradient clipping, checked downloads,
+and the small helpers Blocks and Parameters share (hook handles, shape checks)."""
 import hashlib
 import os
 import shutil
@@ -10,13 +11,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import warnings
+import weakref
 
 import numpy as np
 
 from ..base import MXNetError, MXNetValueError
 from ..ndarray.ndarray import NDArray, to_array
 
-__all__ = ['split_data', 'split_and_load', 'clip_global_norm', 'check_sha1', 'download']
+__all__ = ['split_data', 'split_and_load', 'clip_global_norm', 'check_sha1', 'download',
+           'HookHandle', 'shape_is_known']
 
 RETRY_DELAY_S = 1.0       # first back-off between download attempts, doubled each time
 _MAX_RETRY_DELAY_S = 30.0
@@ -211,3 +214,41 @@ def _fetch_with_retries(url, tmp, retries, verify_ssl):
     raise MXNetError('download of %s failed after %d attempt(s): %s. Check the network '
                      'connection, proxy settings (https_proxy) and the URL, or download the file '
                      'by hand' % (url, attempt + 1, error))
+
+
+class HookHandle:
+    """What ``register_forward_hook`` and friends return: ``detach()`` (or leaving a
+    ``with`` block) removes the hook again."""
+
+    def __init__(self):
+        self._hooks_dict_ref = None
+        self._id = None
+
+    @property
+    def id(self):
+        return self._id
+
+    def attach(self, hooks_dict, hook):
+        """Add ``hook`` to ``hooks_dict`` (an ordered dict of a Block) under a new key."""
+        if self._hooks_dict_ref is not None:
+            raise MXNetError('this HookHandle is attached already; a handle attaches once')
+        self._id = object()  # the same function may be registered twice, each detachable
+        hooks_dict[self._id] = hook
+        self._hooks_dict_ref = weakref.ref(hooks_dict)
+
+    def detach(self):
+        hooks_dict = self._hooks_dict_ref() if self._hooks_dict_ref is not None else None
+        if hooks_dict is not None:
+            hooks_dict.pop(self._id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        self.detach()
+
+
+def shape_is_known(shape):
+    """Whether every dimension of ``shape`` is known (0, or -1 as in NumPy mode, marks an
+    unknown one)."""
+    return shape is not None and all(size > 0 for size in shape)

@@ -8,6 +8,7 @@ module reads them; NDArray itself writes them. Outputs are wrapped in the class 
 first NDArray input, so this module needs no NDArray import.
 """
 import numbers
+import threading
 
 import numpy as np
 
@@ -62,6 +63,99 @@ def check_inplace_target(arr):
             'autograd.record().' % (shape_str(arr.shape), arr.context))
 
 
+class _Monitor(threading.local):
+    hook = None
+
+
+_monitor = _Monitor()
+
+
+def op_monitor():
+    """The hook that sees every op this thread runs (see ``set_op_monitor``), or None."""
+    return _monitor.hook
+
+
+def set_op_monitor(hook):
+    """Call ``hook(op, name, inputs, outputs)`` after every op this thread runs (``name``:
+    the ``name=`` the op was called with, or None); None stops. Returns the previous
+    hook. Ops the hook itself runs are not reported."""
+    prev, _monitor.hook = _monitor.hook, hook
+    return prev
+
+
+class PendingArray:
+    """An op input whose shape is not fully known yet: the data of a Parameter whose
+    initialization waits for its shape, handed to ``hybrid_forward``.
+
+    ``invoke`` fills its unknown (0) dimensions with the op's shape rule and calls
+    ``resolve(shape)``; the NDArray that returns stands in for it from then on (its
+    attributes are read through). Subclasses define ``_resolve(shape)``.
+    """
+
+    def __init__(self, shape, dtype, context, label):
+        self._shape = shape
+        self.dtype = dtype
+        self.context = self.ctx = context
+        self._label = label
+        self._array = None
+
+    @property
+    def shape(self):
+        """The shape, with 0 for each dimension not known yet."""
+        return self._shape if self._array is None else self._array.shape
+
+    def resolve(self, shape):
+        """The NDArray for ``shape`` (made once; later calls return the same one)."""
+        if self._array is None:
+            self._array = self._resolve(tuple(shape))
+        return self._array
+
+    def _resolve(self, shape):
+        raise NotImplementedError
+
+    def __getattr__(self, name):
+        if name.startswith('_'):  # invoke must see no ``_data`` here, resolved or not
+            raise AttributeError(name)
+        array = self.__dict__.get('_array')
+        if array is not None:
+            return getattr(array, name)
+        raise MXNetError(
+            '%s has unknown shape %s: .%s needs the shape, which the first op using it (e.g. '
+            'FullyConnected, Convolution, dot, broadcast arithmetic) infers. Pass it to such '
+            'an op first, give the parameter its full shape, or implement infer_shape'
+            % (self.__dict__.get('_label'), self.__dict__.get('_shape'), name))
+
+    def __repr__(self):
+        if self._array is not None:
+            return repr(self._array)
+        return '<%s, shape %s not known yet>' % (self._label, self.shape)
+
+
+def _input_shape(arr):
+    return arr.shape if isinstance(arr, PendingArray) else getattr(arr, 'shape', None)
+
+
+def _resolve_pending(op, inputs, params):
+    """``inputs`` with every PendingArray replaced by its NDArray, shapes from the op's rule."""
+    waiting = {id(a) for a in inputs if isinstance(a, PendingArray) and a._array is None}
+    if waiting:
+        shapes = None
+        if op.infer_shape is not None:
+            shapes = op.infer_shape(*[_input_shape(a) for a in inputs], **params)
+        for arr, shape in zip(inputs, shapes or [None] * len(inputs)):
+            if id(arr) in waiting and (shape is None or not all(d > 0 for d in shape)):
+                raise MXNetError(
+                    '%s has unknown shape %s, and op %r cannot infer it from its inputs (%s)%s. '
+                    'Give the parameter its full shape, or implement infer_shape(self, x) in '
+                    'its Block' % (arr._label, arr.shape, op.name, _describe(
+                        [a for a in inputs if not isinstance(a, PendingArray)]),
+                        '' if op.infer_shape else ' (it has no shape rule)'))
+        for arr, shape in zip(inputs, shapes):
+            if isinstance(arr, PendingArray):
+                arr.resolve(shape)
+    return tuple(a._array if isinstance(a, PendingArray) else a for a in inputs)
+
+
 def _describe(args):
     parts = []
     for a in args:
@@ -78,12 +172,22 @@ def invoke(op, inputs, params, ctx=None):
 
     Checks that the NDArrays share one context, runs the forward on their raw arrays,
     records a tape node when recording and an input needs a gradient, and wraps the
-    outputs. Returns an NDArray, or a list of NDArrays for a multi-output op.
+    outputs. Returns an NDArray, or a list of NDArrays for a multi-output op. A
+    ``name`` among the params (MXNet's name of the graph node) only labels the op for
+    the monitor (``set_op_monitor``).
     """
+    name = None
+    if 'name' in params:
+        params = dict(params)
+        name = params.pop('name')
     raw, ref = [], None
     for a in inputs:
         data = getattr(a, '_data', None)
         if data is None:
+            if isinstance(a, PendingArray):
+                resolved = _resolve_pending(op, inputs, params)
+                return invoke(op, resolved, params if name is None else dict(params, name=name),
+                              ctx)
             if isinstance(a, np.generic):
                 a = a.item()  # numpy scalars must not upcast float32 arrays
             elif not isinstance(a, numbers.Number) and a is not None:
@@ -133,6 +237,13 @@ def invoke(op, inputs, params, ctx=None):
         outs = [wrap(r.reshape(1) if r.ndim == 0 else r, out_ctx) for r in result]
     if needs_grad is not None and any(needs_grad):
         attach_node(backward, inputs, outs, op.name)
+    hook = _monitor.hook
+    if hook is not None:
+        _monitor.hook = None
+        try:
+            hook(op, name, inputs, outs)
+        finally:
+            _monitor.hook = hook
     return outs[0] if single else outs
 
 

@@ -9,8 +9,8 @@ from ..base import MXNetError, MXNetTypeError, MXNetValueError, shape_str
 from ..context import Context, current_context
 from . import ops  # noqa: F401  (registers the op table the methods below come from)
 from . import mxnet_format, tape
-from .dispatch import (check_inplace_target, compute_gradients, error_like, invoke,
-                       requires_grad)
+from .dispatch import (PendingArray, check_inplace_target, compute_gradients, error_like,
+                       invoke, requires_grad)
 from .dtypes import normalize_dtype
 from .registry import get_op
 
@@ -474,6 +474,13 @@ for _dunder, _name in [('eq', 'equal'), ('ne', 'not_equal'), ('gt', 'greater'),
 NDArray.__neg__ = lambda self: invoke(get_op('negative'), (self,), {})
 NDArray.__abs__ = lambda self: invoke(get_op('abs'), (self,), {})
 NDArray.__pos__ = lambda self: self
+
+# A Parameter still waiting for its shape meets the arithmetic operators as NDArray does.
+for _dunder, _name in [('add', 'add'), ('sub', 'subtract'), ('mul', 'multiply'),
+                       ('truediv', 'divide'), ('div', 'divide'), ('mod', 'mod'),
+                       ('pow', 'power')]:
+    setattr(PendingArray, '__%s__' % _dunder, _binary(_name))
+    setattr(PendingArray, '__r%s__' % _dunder, _binary(_name, reflected=True))
 
 
 def call_op(op, args, kwargs):

@@ -14,6 +14,11 @@ An op registered with ``takes_needs_grad=True`` also receives the keyword-only
 ``needs_grad``: one bool per input, true when autograd will want that input's
 gradient. Its backward returns None for the others, so a costly gradient nobody
 reads (a convolution's data gradient at the network's input) is never computed.
+
+An op may also carry a shape rule (``shape_rule``): given its inputs' shapes, with 0
+for a dimension not known yet, and its parameters, it fills in what the op implies
+(FullyConnected's weight is ``(num_hidden, in_units)``). ``dispatch.invoke`` uses it
+for a ``PendingArray`` input: a Parameter whose shape waits for its first use.
 """
 from ..base import MXNetError
 from ..registry import Registry
@@ -25,7 +30,8 @@ _OPS = Registry('op', case_sensitive=True)
 class OpDef:
     """One registered op: its forward, how many array inputs it takes, and flags."""
     __slots__ = ('name', 'forward', 'num_inputs', 'differentiable', 'output_context',
-                 'takes_needs_grad', 'input_names', 'param_names', 'num_required_inputs')
+                 'takes_needs_grad', 'input_names', 'param_names', 'num_required_inputs',
+                 'infer_shape')
 
     def __init__(self, name, forward, num_inputs, differentiable, output_context,
                  takes_needs_grad=False):
@@ -35,6 +41,7 @@ class OpDef:
         self.differentiable = differentiable
         self.output_context = output_context
         self.takes_needs_grad = takes_needs_grad
+        self.infer_shape = None  # set by shape_rule
         code = forward.__code__
         first = 1 + (num_inputs or 0)
         self.input_names = code.co_varnames[1:first]
@@ -64,6 +71,28 @@ def register(name, num_inputs=1, differentiable=True, output_context=None,
                              takes_needs_grad))
         return forward
     return deco
+
+
+def shape_rule(*names):
+    """Decorator giving the ops ``names`` a shape rule.
+
+    The rule is called with one shape per input (a tuple with 0 for each unknown
+    dimension; None for a scalar or an absent optional input) and the op's parameters
+    as keywords, and returns the inputs' shapes with the dimensions it implies filled in.
+    """
+    def deco(rule):
+        for name in names:
+            get_op(name).infer_shape = rule
+        return rule
+    return deco
+
+
+def fill_from(shape, other):
+    """``shape`` with its unknown (0) dimensions taken from ``other``, both aligned on
+    their last axes as in broadcasting."""
+    offset = len(other) - len(shape)
+    return tuple(d if d > 0 or not 0 <= i + offset < len(other) else other[i + offset]
+                 for i, d in enumerate(shape))
 
 
 def get_op(name):

@@ -14,9 +14,9 @@ def check_block_gradient(block, inputs, train=True, seed=None, samples=None, par
     """Compare autograd gradients of ``sum(block(*inputs) * head)`` with central differences.
 
     ``block`` must already hold float64 parameters on cpu. ``inputs`` are numpy arrays;
-    floating ones are differentiated too. ``params`` names the parameters to check (all
-    with a gradient by default); ``samples`` checks that many random entries of each
-    array instead of all of them. ``seed`` reseeds before every forward pass, so a
+    floating ones are differentiated too. ``params`` names the parameters to check by
+    structural name (``features.0.weight``; all with a gradient by default); ``samples``
+    checks that many random entries of each array instead of all of them. ``seed`` reseeds before every forward pass, so a
     random layer (Dropout) draws the same mask each time. Returns the forward output.
     """
     rng = np.random.RandomState(0)
@@ -28,7 +28,8 @@ def check_block_gradient(block, inputs, train=True, seed=None, samples=None, par
     if params is None:
         params = [p for p in all_params.values() if p.grad_req != 'null']
     else:
-        params = [all_params[name] for name in params]
+        by_path = block._collect_params_with_prefix()
+        params = [by_path[name] for name in params]
 
     def forward():
         if seed is not None:

@@ -46,8 +46,8 @@ def test_uninitialized_errors_say_what_to_do():
         p.data()
     with pytest.raises(mx.MXNetError, match='not been initialized'):
         p.list_ctx()
-    net = nn.Dense(3, in_units=2)
-    with pytest.raises(mx.MXNetError, match="Parameter 'weight' of Dense has not been"):
+    net = nn.Dense(3, in_units=2, prefix='fc_')
+    with pytest.raises(mx.MXNetError, match="Parameter 'fc_weight' of Dense has not been"):
         net(nd.ones((1, 2)))
 
 
@@ -195,22 +195,23 @@ def test_constant_never_gets_a_gradient():
 
 
 class _TwoLayers(gluon.HybridBlock):
-    def __init__(self):
-        super().__init__()
-        self.hidden = nn.Dense(4, in_units=3)
-        self.out = nn.Dense(2, in_units=4)
-        self.scale = gluon.Parameter('scale', shape=(1,), init='ones')
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.hidden = nn.Dense(4, in_units=3)
+            self.out = nn.Dense(2, in_units=4)
+            self.scale = gluon.Parameter('scale', shape=(1,), init='ones')
 
     def hybrid_forward(self, F, x, scale):
         return self.out(self.hidden(x)) * scale
 
 
 def test_parameter_dict_bulk_operations():
-    net = _TwoLayers()
+    net = _TwoLayers(prefix='net_')
     params = net.collect_params()
-    assert isinstance(params, gluon.ParameterDict)
-    assert list(params.keys()) == ['scale', 'hidden.weight', 'hidden.bias', 'out.weight',
-                                   'out.bias']
+    assert isinstance(params, gluon.ParameterDict) and params.prefix == 'net_'
+    assert list(params.keys()) == ['net_scale', 'net_dense0_weight', 'net_dense0_bias',
+                                   'net_dense1_weight', 'net_dense1_bias']
     params.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
     assert params.list_ctx() == [mx.cpu(0), mx.cpu(1)]
     params.setattr('lr_mult', 0.5)
@@ -218,48 +219,116 @@ def test_parameter_dict_bulk_operations():
     with autograd.record():
         y = net(nd.ones((2, 3))).sum()
     y.backward()
-    assert np.abs(params['hidden.weight'].grad().asnumpy()).sum() > 0
+    assert np.abs(params['net_dense0_weight'].grad().asnumpy()).sum() > 0
     params.zero_grad()
     assert all((p.grad().asnumpy() == 0).all() for p in params.values())
     params.setattr('grad_req', 'null')
     assert all(p.grad_req == 'null' for p in params.values())
     params.reset_ctx(mx.cpu(3))
     assert params.list_ctx() == [mx.cpu(3)]
-    with pytest.raises(KeyError, match="no parameter 'hidden.gamma'; the names are: 'scale'"):
-        params['hidden.gamma']
-    assert 'Parameter hidden.weight (shape=(4, 3), dtype=float32)' in repr(params)
+    with pytest.raises(KeyError, match="no parameter 'net_gamma'; the names are: 'net_scale'"):
+        params['net_gamma']
+    assert repr(params).splitlines() == [
+        'net_ (', '  Parameter net_scale (shape=(1,), dtype=float32)',
+        '  Parameter net_dense0_weight (shape=(4, 3), dtype=float32)',
+        '  Parameter net_dense0_bias (shape=(4,), dtype=float32)',
+        '  Parameter net_dense1_weight (shape=(2, 4), dtype=float32)',
+        '  Parameter net_dense1_bias (shape=(2,), dtype=float32)', ')']
 
 
 def test_parameter_dict_get_creates_once_and_checks_attributes():
-    params = gluon.ParameterDict()
+    params = gluon.ParameterDict('net_')
     w = params.get('w', shape=(2, 0), init='ones')
+    assert w.name == 'net_w' and list(params) == ['net_w']
     assert params.get('w', shape=(2, 5)) is w and w.shape == (2, 5)
     with pytest.raises(mx.MXNetError, match='dtype float32, not the requested float64'):
         params.get('w', dtype='float64')
-    other = gluon.ParameterDict()
+    with pytest.raises(mx.MXNetError, match=r'shape \(2, 5\), which does not match the '
+                                            r'requested shape \(3, 5\)'):
+        params.get('w', shape=(3, 5))
+    with pytest.raises(mx.MXNetError, match="has init='ones', not the requested 'zeros'"):
+        params.get('w', init='zeros')
+    other = gluon.ParameterDict('net_')
     other.get('w')
-    with pytest.raises(mx.MXNetError, match="'w' names a different Parameter"):
+    with pytest.raises(mx.MXNetError, match="'net_w' names a different Parameter"):
         params.update(other)
+    sharer = gluon.ParameterDict('net_', shared=params)
+    assert sharer.get('w') is w and 'net_w' in sharer  # taken from the shared dict
+
+
+def test_parameter_dict_get_constant():
+    params = gluon.ParameterDict('net_')
+    const = params.get_constant('c', [[1, 2], [3, 4]])
+    assert isinstance(const, gluon.Constant) and const.name == 'net_c'
+    assert params.get_constant('c') is const
+    assert params.get_constant('c', nd.array([[1, 2], [3, 4]])) is const
+    with pytest.raises(mx.MXNetError, match="Constant 'net_c' exists with another value"):
+        params.get_constant('c', [[1, 2], [3, 5]])
+    with pytest.raises(KeyError, match="no constant named 'net_d'"):
+        params.get_constant('d')
+    params.get('w', shape=(1,))
+    with pytest.raises(mx.MXNetError, match="'net_w' exists and is a Parameter"):
+        params.get_constant('w', [1])
+
+
+def test_a_constant_in_a_block_is_left_alone_by_the_trainer():
+    class AddConstant(gluon.HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.value = np.asarray([[1, 2], [3, 4]])
+            self.const = self.params.get_constant('const', self.value)
+
+        def hybrid_forward(self, F, x, const):
+            return x + const
+
+    block = AddConstant()
+    block.initialize()
+    trainer = gluon.Trainer(block.collect_params(), 'sgd', {'learning_rate': 1.0,
+                                                             'momentum': 0.5})
+    x = nd.ones((2, 2))
+    x.attach_grad()
+    with autograd.record():
+        y = block(x)
+    y.backward()
+    trainer.step(1)
+    assert (block.const.data().asnumpy() == block.value).all()
+    assert (x.grad.asnumpy() == 1).all() and (y.asnumpy() == block.value + 1).all()
 
 
 def test_parameter_dict_save_load_round_trip(tmp_path):
-    net = _TwoLayers()
+    net = _TwoLayers(prefix='net_')
     net.initialize()
     fname = str(tmp_path / 'p.params')
-    net.collect_params().save(fname)
-    other = _TwoLayers()
+    net.collect_params().save(fname)  # by parameter name: the same prefix loads it
+    assert sorted(nd.load(fname))[0] == 'net_dense0_bias'
+    other = _TwoLayers(prefix='net_')
     other.collect_params().load(fname, ctx=mx.cpu(1))
     for (k, a), (k2, b) in zip(net.collect_params().items(), other.collect_params().items()):
         assert k == k2 and b.list_ctx() == [mx.cpu(1)]
         np.testing.assert_array_equal(a.data().asnumpy(), b.data().asnumpy())
-    net.collect_params('hidden.*').save(fname, strip_prefix='hidden.')
+    net.collect_params('net_dense0_.*').save(fname, strip_prefix='net_dense0_')
     assert sorted(nd.load(fname)) == ['bias', 'weight']
-    fresh = nn.Dense(4, in_units=3)
-    fresh.collect_params().load(fname)
+    fresh = nn.Dense(4, in_units=3, prefix='fresh_')
+    fresh.collect_params().load(fname, restore_prefix='fresh_')
     np.testing.assert_array_equal(fresh.weight.data().asnumpy(),
                                   net.hidden.weight.data().asnumpy())
-    with pytest.raises(mx.MXNetError, match="cannot strip prefix 'out.'"):
-        net.collect_params().save(fname, strip_prefix='out.')
+    with pytest.raises(mx.MXNetError, match="cannot strip prefix 'net_dense1_' from parameter "
+                                            "name 'net_scale'"):
+        net.collect_params().save(fname, strip_prefix='net_dense1_')
+    with pytest.raises(mx.MXNetError, match="restore_prefix is 'x_' but parameter name "
+                                            "'fresh_weight' does not start with it"):
+        fresh.collect_params().load(fname, restore_prefix='x_')
+
+
+def test_parameter_dict_load_dict_takes_mxnet_checkpoint_names():
+    params = gluon.ParameterDict('net_')
+    w = params.get('w', shape=(2,))
+    b = params.get('b', shape=(1,))
+    params.load_dict({'arg:w': nd.array([1, 2]), 'aux:b': nd.array([3])}, ctx=mx.cpu(1),
+                     restore_prefix='net_')
+    assert w.data().asnumpy().tolist() == [1, 2] and b.list_ctx() == [mx.cpu(1)]
+    with pytest.raises(mx.MXNetError, match="parameter 'net_b' is missing from the dict"):
+        params.load_dict({'w': nd.array([1, 2])}, restore_prefix='net_')
 
 
 def test_dense_parameter_dtype():
@@ -280,5 +349,5 @@ def test_block_without_parameters_saves_and_loads(tmp_path):
     nn.HybridSequential().save_parameters(fname)
     assert nd.load(fname) == []
     nn.HybridSequential().load_parameters(fname)
-    with pytest.raises(mx.MXNetError, match="parameter 'weight' is missing"):
+    with pytest.raises(mx.MXNetError, match="parameter 'dense[0-9]+_weight' is missing"):
         nn.Dense(2, in_units=3).collect_params().load(fname)

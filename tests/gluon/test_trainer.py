@@ -23,7 +23,10 @@ def _batch(seed=1, n=8):
 
 
 def _weights(net):
-    return {k: v.data(v.list_ctx()[0]).asnumpy() for k, v in net.collect_params().items()}
+    """By structural name: the same in every net built the same way (parameter names count
+    the Blocks made before)."""
+    return {k: v.data(v.list_ctx()[0]).asnumpy()
+            for k, v in net._collect_params_with_prefix().items()}
 
 
 def _one_step(ctx_list, optimizer, kvstore='device', update_on_kvstore=None, steps=1):

@@ -60,7 +60,8 @@ print('RESULT', json.dumps(weights))
 def _reference(opt, opt_args, workers, per_worker):
     scope = {}
     exec(compile(MODEL, 'model', 'exec'), scope)  # the very code the workers run
-    net = scope['build']()
+    with mx.name.NameManager():  # counted from 0 as in the workers: the same parameter names
+        net = scope['build']()
     trainer = gluon.Trainer(net.collect_params(), opt, opt_args, kvstore=None)
     return scope['train'](net, trainer, 4, per_worker, workers, (0, per_worker * workers))
 

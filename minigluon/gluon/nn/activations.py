@@ -13,11 +13,14 @@ class Activation(HybridBlock):
     """Applies ``activation``: 'relu', 'sigmoid', 'tanh', 'softrelu' or 'softsign'."""
 
     def __init__(self, activation, **kwargs):
-        super().__init__(**kwargs)
         if activation not in _ACT_TYPES:
             raise MXNetError('Activation: unknown activation %r; choose one of %s'
                              % (activation, ', '.join(_ACT_TYPES)))
-        self._act_type = activation
+        self._act_type = activation  # before Block.__init__, which names it after this
+        super().__init__(**kwargs)
+
+    def _alias(self):
+        return self._act_type
 
     def hybrid_forward(self, F, x):
         return F.Activation(x, act_type=self._act_type)

@@ -1,5 +1,7 @@
-"""Containers and basic layers: Sequential, Concurrent, Identity, Dense, Dropout, norms,
-Embedding, Lambda."""
+"""Containers and basic layers: Sequential, Concurrent, HybridConcurrent, Identity, Dense,
+Dropout, norms, Embedding, Lambda."""
+import warnings
+
 import numpy as np
 
 from ... import ndarray as nd
@@ -33,7 +35,7 @@ class _SequentialMixin:
     def __getitem__(self, key):
         layers = list(self._children.values())[key]
         if isinstance(key, slice):
-            return type(self)().add(*layers)
+            return type(self)(prefix=self._prefix).add(*layers)
         return layers
 
     def __len__(self):
@@ -42,6 +44,15 @@ class _SequentialMixin:
 
 class Sequential(_SequentialMixin, Block):
     """Runs its children one after the other."""
+    _summary_hides = True
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the children; warns when all are HybridBlocks, as MXNet does."""
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
+            warnings.warn("All children of this Sequential layer '%s' are HybridBlocks. Consider "
+                          "using HybridSequential for the best performance." % self.prefix,
+                          stacklevel=2)
+        super().hybridize(active, **kwargs)
 
     def forward(self, x, *args):
         return _chain(self._children.values(), x, args)
@@ -49,6 +60,7 @@ class Sequential(_SequentialMixin, Block):
 
 class HybridSequential(_SequentialMixin, HybridBlock):
     """Runs its (hybrid) children one after the other."""
+    _summary_hides = True
 
     def hybrid_forward(self, F, x, *args):
         return _chain(self._children.values(), x, args)
@@ -106,9 +118,11 @@ class Identity(HybridBlock):
         return x
 
 
-def _positive(value, what, layer):
-    if not isinstance(value, (int, np.integer)) or value <= 0:
-        raise MXNetError('%s: %s must be a positive int, got %r' % (layer, what, value))
+def _size(value, what, layer):
+    """A layer size: an int >= 0. MXNet accepts 0 when the layer is made (its parameter
+    shape is then unknown and the first forward fails), so minigluon does too."""
+    if not isinstance(value, (int, np.integer)) or value < 0:
+        raise MXNetError('%s: %s must be an int >= 0, got %r' % (layer, what, value))
     return int(value)
 
 
@@ -136,13 +150,15 @@ class Dense(HybridBlock):
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype='float32',
                  weight_initializer=None, bias_initializer='zeros', in_units=0, **kwargs):
         super().__init__(**kwargs)
-        self._units = _positive(units, 'units', 'Dense')
+        self._units = _size(units, 'units', 'Dense')
         self._flatten = flatten
         self.weight = Parameter('weight', shape=(units, in_units), init=weight_initializer,
                                 dtype=dtype, allow_deferred_init=True)
         self.bias = Parameter('bias', shape=(units,), init=bias_initializer, dtype=dtype,
                               allow_deferred_init=True) if use_bias else None
-        self.act = Activation(activation) if activation is not None else None
+        with self.name_scope():  # named <layer>_relu, as in MXNet, using no counter
+            self.act = Activation(activation, prefix=activation + '_') \
+                if activation is not None else None
 
     def infer_shape(self, x, *args):
         in_units = int(np.prod(x.shape[1:])) if self._flatten else x.shape[-1]
@@ -330,8 +346,9 @@ class GroupNorm(HybridBlock):
     def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
                  beta_initializer='zeros', gamma_initializer='ones', **kwargs):
         super().__init__(**kwargs)
-        self._kwargs = {'eps': epsilon, 'num_groups': _positive(num_groups, 'num_groups',
-                                                                'GroupNorm'),
+        if _size(num_groups, 'num_groups', 'GroupNorm') == 0:
+            raise MXNetError('GroupNorm: num_groups must be at least 1, got 0')
+        self._kwargs = {'eps': epsilon, 'num_groups': int(num_groups),
                         'center': center, 'scale': scale}
         _add_affine(self, center, scale, beta_initializer, gamma_initializer, num_groups)
 
@@ -352,8 +369,8 @@ class Embedding(HybridBlock):
     def __init__(self, input_dim, output_dim, dtype='float32', weight_initializer=None,
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
-        self._input_dim = _positive(input_dim, 'input_dim', 'Embedding')
-        self._output_dim = _positive(output_dim, 'output_dim', 'Embedding')
+        self._input_dim = _size(input_dim, 'input_dim', 'Embedding')
+        self._output_dim = _size(output_dim, 'output_dim', 'Embedding')
         self._dtype = np.dtype(dtype).name
         self.weight = Parameter('weight', shape=(input_dim, output_dim), init=weight_initializer,
                                 dtype=dtype)

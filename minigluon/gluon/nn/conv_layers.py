@@ -39,6 +39,9 @@ class _Conv(HybridBlock):
     with a channels-last layout the kernel axes come second and the channel axis last.
     """
 
+    def _alias(self):
+        return 'conv'
+
     def __init__(self, dims, channels, kernel_size, strides, padding, dilation, groups, layout,
                  in_channels, activation, use_bias, weight_initializer, bias_initializer,
                  op_name='Convolution', adj=None, **kwargs):
@@ -70,7 +73,9 @@ class _Conv(HybridBlock):
                                 allow_deferred_init=True)
         self.bias = Parameter('bias', shape=(channels,), init=bias_initializer,
                               allow_deferred_init=True) if use_bias else None
-        self.act = Activation(activation) if activation is not None else None
+        with self.name_scope():  # named <layer>_relu, as in MXNet, using no counter
+            self.act = Activation(activation, prefix=activation + '_') \
+                if activation is not None else None
 
     def infer_shape(self, x, *args):
         in_channels = x.shape[-1 if self._last else 1]
@@ -209,6 +214,9 @@ class Conv3DTranspose(_Conv):
 
 class _Pooling(HybridBlock):
     """Shared code of the pooling layers."""
+
+    def _alias(self):
+        return 'pool'
 
     def __init__(self, dims, pool_size, strides, padding, ceil_mode, global_pool, pool_type,
                  layout, count_include_pad=None, **kwargs):

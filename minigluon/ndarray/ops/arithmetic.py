@@ -1,7 +1,7 @@
 """Broadcasting binary arithmetic and comparisons (inputs: NDArrays or scalars)."""
 import numpy as np
 
-from ..registry import register, shape_of, unbroadcast
+from ..registry import fill_from, register, shape_of, shape_rule, unbroadcast
 
 
 def _result_dtype(lhs, rhs):
@@ -135,3 +135,13 @@ for _name, _ufunc, _sym in [('equal', 'equal', '=='), ('not_equal', 'not_equal',
                             ('logical_or', 'logical_or', 'or'),
                             ('logical_xor', 'logical_xor', 'xor')]:
     _comparison(_name, _ufunc, 'Elementwise ``lhs %s rhs`` with broadcasting.' % _sym)
+
+
+@shape_rule('add', 'subtract', 'multiply', 'divide', 'mod', 'power', 'maximum', 'minimum',
+            'hypot', 'equal', 'not_equal', 'greater', 'greater_equal', 'lesser',
+            'lesser_equal', 'logical_and', 'logical_or', 'logical_xor')
+def _broadcast_shapes(lhs, rhs, **_):
+    """An unknown dimension has the size of the other operand's (aligned on the last axes)."""
+    if lhs is None or rhs is None:
+        return lhs, rhs
+    return fill_from(lhs, rhs), fill_from(rhs, lhs)

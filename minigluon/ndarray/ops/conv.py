@@ -26,7 +26,7 @@ import numpy as np
 
 from ...base import MXNetError
 from ..accumulate import sum_over
-from ..registry import register
+from ..registry import register, shape_rule
 from . import conv_winograd as winograd
 
 # layout -> number of spatial axes
@@ -394,6 +394,24 @@ def convolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=No
     return in_layout(out, last), backward
 
 
+def _kernel_of(kernel, weight, data):
+    return tuple(_tuple(kernel, None, 'kernel')) if kernel else weight[2:len(data)]
+
+
+@shape_rule('Convolution')
+def _convolution_shapes(data, weight, bias=None, kernel=None, num_filter=None, num_group=1,
+                        layout=None, **_):
+    """weight ``(num_filter, C/num_group, *kernel)`` (``(num_filter, *kernel, C/num_group)``
+    for channels-last layouts), bias ``(num_filter,)``."""
+    num_filter = num_filter or weight[0]
+    if layout is not None and layout.endswith('C'):
+        kernel = tuple(_tuple(kernel, None, 'kernel')) if kernel else weight[1:-1]
+        weight = (num_filter,) + kernel + (data[-1] // num_group,)
+    else:
+        weight = (num_filter, data[1] // num_group) + _kernel_of(kernel, weight, data)
+    return data, weight, None if bias is None else (num_filter,)
+
+
 @register('Deconvolution', num_inputs=3, takes_needs_grad=True)
 def deconvolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=None, pad=None,
                   adj=None, target_shape=None, num_filter=None, num_group=1, no_bias=True,
@@ -438,3 +456,13 @@ def deconvolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=
                 in_layout(kernel.weight_grad(dyl, xl) if want_dw else None, last),
                 _bias_grad(xp, dy, use_bias))
     return in_layout(out, last), backward
+
+
+
+@shape_rule('Deconvolution')
+def _deconvolution_shapes(data, weight, bias=None, kernel=None, num_filter=None, num_group=1,
+                          **_):
+    """weight ``(C, num_filter/num_group, *kernel)``, bias ``(num_filter,)``."""
+    num_filter = num_filter or weight[1] * num_group
+    weight = (data[1], num_filter // num_group) + _kernel_of(kernel, weight, data)
+    return data, weight, None if bias is None else (num_filter,)

@@ -1,6 +1,6 @@
 """Matrix products: dot and batch_dot."""
 from ...base import MXNetError
-from ..registry import register
+from ..registry import register, shape_rule
 
 
 @register('dot', num_inputs=2)
@@ -31,6 +31,15 @@ def dot(xp, lhs, rhs, transpose_a=False, transpose_b=False):
     return out, backward
 
 
+@shape_rule('dot')
+def _dot_shapes(lhs, rhs, transpose_a=False, transpose_b=False, **_):
+    """The contracted axes have one size; the free axes cannot be inferred."""
+    i = 0 if transpose_a else len(lhs) - 1
+    j = len(rhs) - 1 if transpose_b else 0
+    size = lhs[i] or rhs[j]
+    return lhs[:i] + (size,) + lhs[i + 1:], rhs[:j] + (size,) + rhs[j + 1:]
+
+
 @register('batch_dot', num_inputs=2)
 def batch_dot(xp, lhs, rhs, transpose_a=False, transpose_b=False):
     """Batched matrix product of ``(B, n, m)`` and ``(B, m, k)`` arrays."""
@@ -50,3 +59,15 @@ def batch_dot(xp, lhs, rhs, transpose_a=False, transpose_b=False):
         return (da.transpose(0, 2, 1) if transpose_a else da,
                 db.transpose(0, 2, 1) if transpose_b else db)
     return out, backward
+
+
+@shape_rule('batch_dot')
+def _batch_dot_shapes(lhs, rhs, transpose_a=False, transpose_b=False, **_):
+    """The batch axes have one size, and so have the contracted axes."""
+    if len(lhs) != 3 or len(rhs) != 3:
+        return lhs, rhs
+    i, j = (1 if transpose_a else 2), (2 if transpose_b else 1)
+    batch, size = lhs[0] or rhs[0], lhs[i] or rhs[j]
+    lhs = (batch,) + tuple(size if k == i else lhs[k] for k in (1, 2))
+    rhs = (batch,) + tuple(size if k == j else rhs[k] for k in (1, 2))
+    return lhs, rhs

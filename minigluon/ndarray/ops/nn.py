@@ -6,7 +6,7 @@ from ...backend import scatter_add
 from ...base import MXNetError
 from ..accumulate import sum_over
 from ..generator import uniform01
-from ..registry import register
+from ..registry import register, shape_rule
 from . import elemwise
 
 
@@ -33,6 +33,14 @@ def fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False,
         return (xp.matmul(dy2, weight).reshape(data.shape), xp.matmul(dy2.T, x),
                 sum_over(xp, dy2, (0,)) if use_bias else None)
     return out.reshape(out_shape), backward
+
+
+@shape_rule('FullyConnected')
+def _fully_connected_shapes(data, weight, bias=None, num_hidden=None, no_bias=False,
+                            flatten=True, **_):
+    num_hidden = num_hidden or weight[0]
+    in_units = math.prod(data[1:]) if flatten else data[-1]
+    return data, (num_hidden, in_units), None if bias is None else (num_hidden,)
 
 
 _ACTIVATIONS = {
@@ -110,6 +118,14 @@ def leaky_relu(xp, data, gamma=None, act_type='leaky', slope=0.25, lower_bound=N
                      "or 'gelu'" % (act_type,))
 
 
+@shape_rule('LeakyReLU')
+def _leaky_relu_shapes(data, gamma=None, **_):
+    """prelu's gamma: one slope per channel (axis 1)."""
+    if gamma is None or len(gamma) != 1 or gamma[0] > 0 or len(data) < 2:
+        return data, gamma
+    return data, (data[1],)
+
+
 @register('Dropout')
 def dropout(xp, data, p=0.5, axes=(), mode='training', training=None):
     """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)``.
@@ -147,3 +163,8 @@ def embedding(xp, data, weight, input_dim=None, output_dim=None, dtype=None, spa
         scatter_add(grad, idx.reshape(-1), dy.reshape(-1, weight.shape[1]))
         return None, grad
     return out, backward
+
+
+@shape_rule('Embedding')
+def _embedding_shapes(data, weight, input_dim=None, output_dim=None, **_):
+    return data, (input_dim or weight[0], output_dim or weight[1])

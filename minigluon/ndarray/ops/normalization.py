@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import tape
 from ...base import MXNetError
-from ..registry import register
+from ..registry import register, shape_rule
 from ..accumulate import channel_dots, channel_sums, sum_over
 
 
@@ -204,3 +204,19 @@ def group_norm(xp, data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=Fa
     std = xp.sqrt(x3.var(axis=2, dtype=sdt) + eps)
     return (out.reshape(shape), mean.astype(data.dtype), std.astype(data.dtype)), \
         lambda dys: backward(dys[0])
+
+
+def _one_per_channel(data, params, axis):
+    channels = (data[axis],)
+    return (data,) + tuple(None if p is None else channels for p in params)
+
+
+@shape_rule('BatchNorm', 'InstanceNorm')
+def _channel_shapes(data, *params, axis=1, **_):
+    """gamma, beta (and BatchNorm's moving statistics): one value per channel of ``axis``."""
+    return _one_per_channel(data, params, axis)
+
+
+@shape_rule('LayerNorm')
+def _layer_norm_shapes(data, gamma, beta, axis=-1, **_):
+    return _one_per_channel(data, (gamma, beta), axis)

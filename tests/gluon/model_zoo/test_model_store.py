@@ -36,7 +36,7 @@ def weights(tmp_path_factory):
     net.save_parameters(path)
     with open(path, 'rb') as f:
         data = f.read()
-    return data, {k: p.data().asnumpy() for k, p in net.collect_params().items()}
+    return data, {k: p.data().asnumpy() for k, p in net._collect_params_with_prefix().items()}
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def offline(monkeypatch, closed_port_url):
 
 
 def _assert_loaded(net, weights):
-    for name, param in net.collect_params().items():
+    for name, param in net._collect_params_with_prefix().items():
         np.testing.assert_array_equal(param.data().asnumpy(), weights[1][name], err_msg=name)
 
 

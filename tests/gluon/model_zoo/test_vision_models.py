@@ -121,7 +121,7 @@ def test_the_zoo_has_mxnets_models_under_mxnets_names():
 
 @pytest.mark.parametrize('name', sorted(MXNET_PARAMETERS))
 def test_parameter_names_equal_mxnets(name):
-    params = vision.get_model(name).collect_params()  # names need no shapes
+    params = vision.get_model(name)._collect_params_with_prefix()  # names need no shapes
     count, _, sha1 = MXNET_PARAMETERS[name]
     assert len(params) == count
     assert names_sha1(params.keys()) == sha1, 'names differ from MXNet\'s: see the lists test'
@@ -142,7 +142,7 @@ def mxnet_names():
 
 @pytest.mark.parametrize('name', NAME_LIST_MODELS)
 def test_full_parameter_name_lists_equal_mxnets(name, mxnet_names):
-    assert sorted(vision.get_model(name).collect_params().keys()) == mxnet_names[name]
+    assert sorted(vision.get_model(name)._collect_params_with_prefix()) == mxnet_names[name]
 
 
 def test_save_parameters_writes_mxnets_names(tmp_path, mxnet_names):

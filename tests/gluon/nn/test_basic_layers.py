@@ -36,7 +36,7 @@ def test_dense_matches_numpy(ctx):
 def test_dense_without_flatten_acts_on_the_last_axis(ctx):
     x = rng.normal(size=(2, 3, 4)).astype('float32')
     layer = _build(nn.Dense(6, use_bias=False, flatten=False), x, ctx=ctx)
-    assert layer.bias is None and list(layer.collect_params().keys()) == ['weight']
+    assert layer.bias is None and list(layer.collect_params().keys()) == [layer.prefix + 'weight']
     out = layer(nd.array(x, ctx=ctx))
     assert out.shape == (2, 3, 6)
     assert_almost_equal(out, x @ layer.weight.data().asnumpy().T, rtol=1e-5, atol=1e-6)
@@ -48,8 +48,14 @@ def test_dense_gradients(block_gradient):
 
 
 def test_dense_bad_units():
-    with pytest.raises(mx.MXNetError, match='Dense: units must be a positive int, got 0'):
-        nn.Dense(0)
+    with pytest.raises(mx.MXNetError, match='Dense: units must be an int >= 0, got -1'):
+        nn.Dense(-1)
+    layer = nn.Dense(0)  # accepted, as in MXNet (e.g. in a list comprehension) ...
+    assert repr(layer) == 'Dense(None -> 0, linear)'
+    layer.initialize()
+    with pytest.raises(mx.MXNetError, match=r"'weight' still has unknown shape \(0, 3\)"):
+        layer(nd.ones((2, 3)))  # ... and it fails at its first forward
+    assert repr(nn.Embedding(0, 3)) == 'Embedding(0 -> 3, float32)'
 
 
 # ---- Dropout -------------------------------------------------------------------------------
@@ -305,6 +311,18 @@ def test_flatten_and_lambdas():
         nn.HybridLambda(3)
 
 
+def test_sequential_of_hybrid_blocks_suggests_hybrid_sequential_and_slices_keep_the_name():
+    net = nn.Sequential(prefix='seq_')
+    with net.name_scope():
+        net.add(nn.Dense(2), nn.Dense(3))
+    with pytest.warns(UserWarning, match="All children of this Sequential layer 'seq_' are "
+                                         "HybridBlocks"):
+        net.hybridize()
+    tail = net[1:]
+    assert type(tail) is nn.Sequential and tail.name == 'seq' and tail[0] is net[1]
+    assert list(tail.collect_params()) == ['seq_dense1_weight', 'seq_dense1_bias']
+
+
 def test_sequential_passes_tuples_along():
     net = nn.HybridSequential()
     net.add(nn.HybridLambda(lambda F, x: (x, x * 2)), nn.HybridLambda(lambda F, a, b: a + b))
@@ -320,7 +338,8 @@ def test_hybrid_concurrent_concatenates_its_children_outputs(ctx, block_gradient
     assert out.shape == (2, 4 + 3 + 2, 5, 5)
     assert_almost_equal(out[:, :4], x)
     assert_almost_equal(out[:, 4:7], net[1](nd.array(x, ctx=ctx)))
-    assert list(net.collect_params().keys()) == ['1.weight', '1.bias', '2.0.weight', '2.0.bias']
+    assert list(net._collect_params_with_prefix()) == ['1.weight', '1.bias', '2.0.weight',
+                                                       '2.0.bias']
     assert net[1:].axis == 1 and len(net[1:]) == 2  # a slice keeps the axis
     net.cast('float64')
     block_gradient(net, [x.astype('float64')])
