@@ -292,17 +292,22 @@ class Block:
 
         ``shared`` may be keyed by structural names (``features.0.weight``) or by
         parameter names (``other.collect_params()``): there a name matches when it
-        equals this model's once each dict's prefix is taken off the front.
+        equals this model's once each dict's prefix is taken off the front, or else
+        when the shared Parameter sits at the same path in its own model (layers made
+        outside a ``name_scope`` have counter names that differ between two copies).
         """
         shared_prefix = getattr(shared, 'prefix', '')
         relative = {k[len(shared_prefix):]: v for k, v in shared.items()
                     if k.startswith(shared_prefix)}
+        by_path = {v._structural_name: v for v in shared.values()}
         own_prefix = self._params.prefix
         for path, param in self._collect_params_with_prefix().items():
             other = shared.get(path) if not isinstance(shared, ParameterDict) \
                 else dict.get(shared, path)
             if other is None and param.name.startswith(own_prefix):
                 other = relative.get(param.name[len(own_prefix):])
+            if other is None:
+                other = by_path.get(path)
             if other is None or other is param:
                 continue
             *parents, attr = path.split('.')

@@ -60,7 +60,12 @@ class Trainer:
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore='device',
                  compression_params=None, update_on_kvstore=None):
-        if isinstance(params, (dict, ParameterDict)):
+        if isinstance(params, ParameterDict):
+            # Ordered by path in the model (``features.0.weight``), which every process
+            # that builds the same model agrees on; 1.x orders by name, whose counters
+            # depend on what else the process built. Positions are the kvstore keys.
+            params = sorted(params.values(), key=lambda p: (p._structural_name, p.name))
+        elif isinstance(params, dict):
             params = [params[name] for name in sorted(params.keys())]
         if not isinstance(params, (list, tuple)):
             raise MXNetValueError('Trainer: params must be a ParameterDict, dict or list of '
