@@ -21,6 +21,7 @@ DOCUMENTED_PACKAGES = [
     'minigluon.gluon.model_zoo',
     'minigluon.launcher',
     'minigluon.lr_scheduler',
+    'minigluon.ndarray',
     'minigluon.network',
     'minigluon.plot',
     'minigluon.progress',

@@ -43,32 +43,39 @@ class NDArray:
     # ---- attributes ------------------------------------------------------------------
     @property
     def shape(self):
+        """The array's dimensions, a tuple of ints."""
         return self._data.shape
 
     @property
     def dtype(self):
+        """The element type as a numpy scalar type (``numpy.float32``, ...), as in MXNet."""
         return self._data.dtype.type
 
     @property
     def size(self):
+        """The number of elements, the product of ``shape``."""
         return self._data.size
 
     @property
     def ndim(self):
+        """The number of dimensions, ``len(shape)``."""
         return self._data.ndim
 
     @property
     def context(self):
+        """The Context (device) the data lives on; ``ctx`` is an alias."""
         return self._ctx
 
     ctx = context
 
     @property
     def stype(self):
+        """The storage type; always ``'default'`` (dense), the only one minigluon stores."""
         return 'default'
 
     @property
     def T(self):
+        """The array with its axes reversed, like ``transpose()``; recorded by autograd."""
         return invoke(_TRANSPOSE, (self,), {'axes': None})
 
     @property
@@ -78,6 +85,7 @@ class NDArray:
 
     @property
     def handle(self):
+        """The underlying numpy (cpu) or CuPy (gpu) array, shared, not copied."""
         return self._data
 
     # ---- conversion ------------------------------------------------------------------
@@ -103,12 +111,28 @@ class NDArray:
         return data if dtype is None else data.astype(dtype, copy=False)
 
     def astype(self, dtype, copy=True):
+        """Cast to another element type.
+
+        Parameters
+        ----------
+        dtype : str or numpy dtype
+            The target type.
+        copy : bool, default True
+            When False and ``dtype`` is already the array's type, return ``self`` instead
+            of a copy.
+
+        Returns
+        -------
+        NDArray
+            The cast array, on the same context.
+        """
         dt = normalize_dtype(dtype)
         if not copy and dt == self._data.dtype:
             return self
         return invoke(_CAST, (self,), {'dtype': dt})
 
     def copy(self):
+        """A new array with the same data, dtype and context (recorded by autograd)."""
         return invoke(_COPY, (self,), {})
 
     def copyto(self, other):
@@ -138,6 +162,11 @@ class NDArray:
     as_in_ctx = as_in_context
 
     def wait_to_read(self):
+        """Block until pending computation on the array's device is finished.
+
+        numpy runs eagerly, so on ``cpu`` this returns at once; on ``gpu`` it synchronizes
+        the device. ``wait_to_write`` is the same.
+        """
         if self._ctx.is_gpu:
             backend.synchronize(self._ctx.device_id)
 
@@ -247,6 +276,18 @@ class NDArray:
         return invoke(get_op('squeeze'), (self,), {'axis': axis})
 
     def transpose(self, *axes, **kwargs):
+        """Permute the axes.
+
+        Parameters
+        ----------
+        *axes : ints, or one tuple/list of ints
+            The new order of the axes; none reverses them. May also be given as ``axes=``.
+
+        Returns
+        -------
+        NDArray
+            The transposed array.
+        """
         if 'axes' in kwargs:
             axes = kwargs.pop('axes')
         elif len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -254,6 +295,18 @@ class NDArray:
         return invoke(_TRANSPOSE, (self,), {'axes': tuple(axes) if axes else None})
 
     def broadcast_to(self, shape):
+        """Broadcast to a larger shape, numpy-style.
+
+        Parameters
+        ----------
+        shape : tuple of int
+            The target shape; every axis of size 1 may grow to the target's size.
+
+        Returns
+        -------
+        NDArray
+            The broadcast array.
+        """
         return invoke(get_op('broadcast_to'), (self,), {'shape': tuple(shape)})
 
     def slice_assign(self, rhs, begin, end, step=()):

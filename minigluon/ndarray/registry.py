@@ -44,6 +44,7 @@ class OpDef:
 
     @property
     def doc(self):
+        """The op's documentation, the docstring of its forward function."""
         return self.forward.__doc__
 
     def __repr__(self):
@@ -67,6 +68,22 @@ def register(name, num_inputs=1, differentiable=True, output_context=None,
 
 
 def get_op(name):
+    """The registered op named ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The op's name in the op table.
+
+    Returns
+    -------
+    OpDef
+
+    Raises
+    ------
+    MXNetError
+        If no op of that name is registered.
+    """
     op = _OPS.get(name)
     if op is None:
         raise MXNetError('no op named %r is registered' % name)
