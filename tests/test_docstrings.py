@@ -18,6 +18,7 @@ DOCUMENTED_PACKAGES = [
     'minigluon.backend',
     'minigluon.context',
     'minigluon.gluon.contrib',
+    'minigluon.gluon.data',
     'minigluon.gluon.model_zoo',
     'minigluon.launcher',
     'minigluon.lr_scheduler',

@@ -49,6 +49,21 @@ class Transform:
         return self.forward(x)
 
     def forward(self, data):
+        """Apply the transform to one raw array; subclasses implement it.
+
+        Calling the transform wraps this: an NDArray argument is unwrapped, transformed on
+        its own device and wrapped again.
+
+        Parameters
+        ----------
+        data : numpy.ndarray or cupy.ndarray
+            The sample, usually an HWC image (or a CHW tensor for the tensor transforms).
+
+        Returns
+        -------
+        numpy.ndarray or cupy.ndarray
+            The transformed sample.
+        """
         raise NotImplementedError
 
     def hybridize(self, *args, **kwargs):
