@@ -19,6 +19,7 @@ DOCUMENTED_PACKAGES = [
     'minigluon.context',
     'minigluon.gluon.contrib',
     'minigluon.gluon.data',
+    'minigluon.gluon.loss',
     'minigluon.gluon.model_zoo',
     'minigluon.launcher',
     'minigluon.lr_scheduler',
