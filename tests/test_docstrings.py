@@ -21,6 +21,7 @@ DOCUMENTED_PACKAGES = [
     'minigluon.gluon.data',
     'minigluon.gluon.loss',
     'minigluon.gluon.model_zoo',
+    'minigluon.gluon.nn',
     'minigluon.launcher',
     'minigluon.lr_scheduler',
     'minigluon.ndarray',
