@@ -22,6 +22,7 @@ DOCUMENTED_PACKAGES = [
     'minigluon.gluon.loss',
     'minigluon.gluon.model_zoo',
     'minigluon.gluon.nn',
+    'minigluon.initializer',
     'minigluon.launcher',
     'minigluon.lr_scheduler',
     'minigluon.ndarray',
