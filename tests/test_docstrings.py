@@ -25,6 +25,7 @@ DOCUMENTED_PACKAGES = [
     'minigluon.initializer',
     'minigluon.launcher',
     'minigluon.lr_scheduler',
+    'minigluon.metric',
     'minigluon.ndarray',
     'minigluon.network',
     'minigluon.plot',
