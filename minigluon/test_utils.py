@@ -29,6 +29,13 @@ def default_context():
 
 
 def set_default_context(ctx):
+    """Set the context ``default_context()`` returns.
+
+    Parameters
+    ----------
+    ctx : Context or str
+        The device tests should run on, e.g. ``mx.gpu(0)``.
+    """
     _default_ctx[0] = Context(ctx)
 
 
@@ -84,6 +91,17 @@ def rand_shape_nd(num_dim, dim=10):
 
 
 def rand_shape_2d(dim0=10, dim1=10):
+    """A random 2-D shape ``(d0, d1)`` with ``1 <= d0 <= dim0`` and ``1 <= d1 <= dim1``.
+
+    Parameters
+    ----------
+    dim0, dim1 : int, default 10
+        The largest size of each axis.
+
+    Returns
+    -------
+    tuple of int
+    """
     return (np.random.randint(1, dim0 + 1), np.random.randint(1, dim1 + 1))
 
 

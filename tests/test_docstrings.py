@@ -33,6 +33,7 @@ DOCUMENTED_PACKAGES = [
     'minigluon.random',
     'minigluon.registry',
     'minigluon.runtime',
+    'minigluon.test_utils',
     'minigluon.util',
 ]
 
