@@ -41,22 +41,97 @@ def _make(fill, shape, ctx, dtype, out=None):
 
 
 def zeros(shape, ctx=None, dtype=None, out=None, **kwargs):
-    """An array of zeros (float32 unless ``dtype`` says otherwise)."""
+    """An array of zeros (float32 unless ``dtype`` says otherwise).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape; no dimension may be negative.
+    ctx : Context or str, optional
+        The device; the current context (``mx.cpu()`` unless a ``with`` block says
+        otherwise) by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+        A new array, or ``out`` filled.
+    """
     return _make(lambda xp, s, d: xp.zeros(s, d), shape, ctx, dtype, out)
 
 
 def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
-    """An array of ones."""
+    """An array of ones (float32 unless ``dtype`` says otherwise).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape; no dimension may be negative.
+    ctx : Context or str, optional
+        The device; the current context (``mx.cpu()`` unless a ``with`` block says
+        otherwise) by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+        A new array, or ``out`` filled.
+    """
     return _make(lambda xp, s, d: xp.ones(s, d), shape, ctx, dtype, out)
 
 
 def empty(shape, ctx=None, dtype=None):
-    """An uninitialised array."""
+    """An uninitialised array: its values are whatever the allocation held.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape; no dimension may be negative.
+    ctx : Context or str, optional
+        The device; the current context (``mx.cpu()`` unless a ``with`` block says
+        otherwise) by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+
+    Returns
+    -------
+    NDArray
+        A new array.
+    """
     return _make(lambda xp, s, d: xp.empty(s, d), shape, ctx, dtype)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
-    """An array filled with ``val``."""
+    """An array filled with ``val``.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape; no dimension may be negative.
+    val : scalar
+        The fill value.
+    ctx : Context or str, optional
+        The device; the current context (``mx.cpu()`` unless a ``with`` block says
+        otherwise) by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+        A new array, or ``out`` filled.
+    """
     return _make(lambda xp, s, d: xp.full(s, val, d), shape, ctx, dtype, out)
 
 
