@@ -194,7 +194,20 @@ class NDArray:
 
     # ---- autograd --------------------------------------------------------------------
     def attach_grad(self, grad_req='write', stype=None):
-        """Allocate a zero gradient buffer and make this array a graph variable."""
+        """Allocate a zero gradient buffer and make this array a graph variable.
+
+        Operations on the array inside ``autograd.record()`` are then recorded, and
+        ``backward`` writes its gradient into ``.grad``. Calling it again replaces the
+        buffer and detaches the array from any graph it came from.
+
+        Parameters
+        ----------
+        grad_req : {'write', 'add', 'null'}, default 'write'
+            'write' overwrites ``.grad`` on each backward, 'add' accumulates into it
+            (zero it yourself between steps), 'null' computes no gradient.
+        stype : None or 'default'
+            Storage type of the gradient; only dense storage is supported.
+        """
         if stype not in (None, 'default'):
             raise MXNetError("attach_grad: only stype='default' is supported, got %r" % stype)
         xp = self._ctx.xp
@@ -216,7 +229,23 @@ class NDArray:
         return NDArray(self._data, self._ctx)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
-        """Gradients of this array into the variables' ``.grad`` (see ``autograd.backward``)."""
+        """Back-propagate from this array into the ``.grad`` of the variables it depends on.
+
+        Parameters
+        ----------
+        out_grad : NDArray, optional
+            The gradient of the final objective with respect to this array, of its shape
+            and context; ones by default.
+        retain_graph : bool, default False
+            Keep the recorded graph so that backward can run through it again.
+        train_mode : bool, default True
+            Accepted for MXNet compatibility; it does not change the result.
+
+        Raises
+        ------
+        MXNetError
+            If this array was not computed by a recorded operation.
+        """
         compute_gradients([self], None if out_grad is None else [out_grad], retain_graph)
 
     def _receive_grad(self, grad):
@@ -235,8 +264,18 @@ class NDArray:
     def reshape(self, *shape, **kwargs):
         """A view with a new shape, sharing this array's memory.
 
-        ``0`` copies a dimension, ``-1`` infers one (also -2, -3, -4 as in MXNet);
-        ``reverse=True`` reads the codes from the right.
+        Parameters
+        ----------
+        *shape : ints, or one tuple/list of ints
+            The new shape (also accepted as ``shape=``). ``0`` copies a dimension,
+            ``-1`` infers one (also -2, -3, -4 as in MXNet).
+        reverse : bool, default False
+            Read the special codes from the right.
+
+        Returns
+        -------
+        NDArray
+            The reshaped array; its size must equal this array's.
         """
         unknown = [k for k in kwargs if k not in ('shape', 'reverse')]
         if unknown:
