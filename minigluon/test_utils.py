@@ -52,7 +52,23 @@ def _tolerances(a, b, rtol, atol):
 
 
 def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
-    """True when ``a`` and ``b`` (NDArrays, numpy arrays or scalars) agree elementwise."""
+    """True when ``a`` and ``b`` (NDArrays, numpy arrays or scalars) agree elementwise.
+
+    Parameters
+    ----------
+    a, b : NDArray, numpy.ndarray or scalar
+        The values to compare; arrays of different shapes but equal size are compared
+        after reshaping ``a`` to ``b``'s shape.
+    rtol, atol : float, optional
+        Relative and absolute tolerances, ``|a - b| <= atol + rtol * |b|``; by default
+        from the dtype (float16 1e-2/1e-2, float32 1e-4/1e-5, float64 1e-7/1e-9).
+    equal_nan : bool, default False
+        Whether NaNs in the same places count as equal.
+
+    Returns
+    -------
+    bool
+    """
     a, b = _as_numpy(a), _as_numpy(b)
     if a.shape != b.shape and a.size != b.size:
         return False
@@ -62,7 +78,26 @@ def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
 
 
 def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=False):
-    """Raise AssertionError naming the worst element when ``a`` and ``b`` differ."""
+    """Raise AssertionError naming the worst element when ``a`` and ``b`` differ.
+
+    Parameters
+    ----------
+    a, b : NDArray, numpy.ndarray or scalar
+        The values to compare; their shapes must match.
+    rtol, atol : float, optional
+        Relative and absolute tolerances, ``|a - b| <= atol + rtol * |b|``; by default
+        from the dtype (float16 1e-2/1e-2, float32 1e-4/1e-5, float64 1e-7/1e-9).
+    names : tuple of two str, default ('a', 'b')
+        How the message names ``a`` and ``b``.
+    equal_nan : bool, default False
+        Whether NaNs in the same places count as equal.
+
+    Raises
+    ------
+    AssertionError
+        On a shape mismatch, or giving the index and values of the element that
+        exceeds the tolerance most.
+    """
     a, b = _as_numpy(a), _as_numpy(b)
     if a.shape != b.shape:
         raise AssertionError('shape mismatch: %s %s vs %s %s' % (names[0], a.shape, names[1],
