@@ -63,13 +63,59 @@ def _sample(draw, params, shape, dtype, ctx, out, default_dtype='float32'):
 
 
 def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from the uniform distribution on ``[low, high)``."""
+    """Samples from the uniform distribution on ``[low, high)``.
+
+    Parameters
+    ----------
+    low, high : float or NDArray, default 0, 1
+        The bounds: both numbers, or NDArrays of one shape and context giving one
+        distribution per element.
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(lambda g, lo, hi, s: g.uniform(lo, hi, s), [low, high], shape, dtype, ctx,
                    out)
 
 
 def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from the normal distribution N(loc, scale**2)."""
+    """Samples from the normal distribution N(loc, scale**2).
+
+    Parameters
+    ----------
+    loc, scale : float or NDArray, default 0, 1
+        The mean and standard deviation: both numbers, or NDArrays of one shape and
+        context giving one distribution per element.
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(lambda g, m, sd, s: g.normal(m, sd, s), [loc, scale], shape, dtype, ctx, out)
 
 
@@ -117,7 +163,29 @@ def generalized_negative_binomial(mu=1, alpha=1, shape=None, dtype=None, ctx=Non
 
 
 def randint(low, high, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Integers drawn uniformly from ``[low, high)`` (int32 by default)."""
+    """Integers drawn uniformly from ``[low, high)`` (int32 by default).
+
+    Parameters
+    ----------
+    low, high : int or NDArray
+        The bounds, ``high`` excluded: both numbers, or NDArrays of one shape and
+        context.
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; int32 by default.
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     def draw(g, lo, hi, s):
         if g is host_generator():
             return g.integers(lo, hi, s, dtype=np.int64)
