@@ -136,7 +136,19 @@ class NDArray:
         return invoke(_COPY, (self,), {})
 
     def copyto(self, other):
-        """Copy to a Context (new array) or into an NDArray of the same shape."""
+        """Copy to a Context (new array) or into an NDArray of the same shape.
+
+        Parameters
+        ----------
+        other : Context or NDArray
+            A device to copy to (the copy is recorded by autograd), or an array of
+            this array's shape, on any device, to overwrite.
+
+        Returns
+        -------
+        NDArray
+            The new array, or ``other``.
+        """
         if isinstance(other, Context):
             return invoke(_COPYTO, (self,), {'ctx': other, 'src': self._ctx})
         if isinstance(other, NDArray):
@@ -154,7 +166,18 @@ class NDArray:
         raise MXNetError('copyto: expected a Context or an NDArray, got %s' % type(other).__name__)
 
     def as_in_context(self, context):
-        """This array on ``context``; itself when it is already there."""
+        """This array on ``context``; itself when it is already there.
+
+        Parameters
+        ----------
+        context : Context
+            The target device.
+
+        Returns
+        -------
+        NDArray
+            ``self``, or a copy on ``context`` (``copyto(context)``).
+        """
         if self._ctx == context:
             return self
         return self.copyto(context)
@@ -294,7 +317,19 @@ class NDArray:
         return invoke(get_op('flatten'), (self,), {})
 
     def expand_dims(self, axis, inplace=False):
-        """Insert a length-1 axis at ``axis``; a view with ``inplace=True``, else a copy."""
+        """Insert a length-1 axis at ``axis``; a view with ``inplace=True``, else a copy.
+
+        Parameters
+        ----------
+        axis : int
+            Where the new axis goes, in ``[-ndim - 1, ndim]``.
+        inplace : bool, default False
+            Return a view sharing this array's memory instead of a copy.
+
+        Returns
+        -------
+        NDArray
+        """
         if inplace:
             shape = list(self.shape)
             shape.insert(axis % (self.ndim + 1), 1)
@@ -302,7 +337,20 @@ class NDArray:
         return invoke(get_op('expand_dims'), (self,), {'axis': axis})
 
     def squeeze(self, axis=None, inplace=False):
-        """Remove length-1 axes (only ``axis`` when given); a view with ``inplace=True``."""
+        """Remove length-1 axes (only ``axis`` when given); a view with ``inplace=True``.
+
+        Parameters
+        ----------
+        axis : int or tuple of int, optional
+            The axes to remove, each of length 1; every length-1 axis by default.
+        inplace : bool, default False
+            Return a view sharing this array's memory instead of a copy.
+
+        Returns
+        -------
+        NDArray
+            The result keeps one axis of length 1 when all axes were removed.
+        """
         if inplace:
             if axis is None:
                 drop = {i for i, n in enumerate(self.shape) if n == 1}
