@@ -141,7 +141,24 @@ def rand_shape_2d(dim0=10, dim1=10):
 
 
 def rand_ndarray(shape, stype='default', density=None, dtype=None, ctx=None):
-    """An NDArray of uniform random values in [0, 1) (dense storage only)."""
+    """An NDArray of uniform random values in [0, 1) (dense storage only).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    stype : str, default 'default'
+        Storage type; only ``'default'`` (dense) is supported.
+    density : float, optional
+        Accepted for MXNet compatibility; ignored for dense storage.
+    dtype : str, optional
+        The element type, float32 by default.
+    ctx : Context, optional
+        The device, ``default_context()`` by default.
+
+    Returns
+    -------
+    NDArray
+    """
     if stype != 'default':
         raise MXNetError("rand_ndarray: only stype='default' is supported, got %r" % stype)
     return _random.uniform(0, 1, shape=shape, dtype=dtype or 'float32',
@@ -151,7 +168,24 @@ def rand_ndarray(shape, stype='default', density=None, dtype=None, ctx=None):
 def numeric_grad(fn, inputs, eps=1e-4, which=None):
     """Central-difference gradients of scalar ``fn(list of numpy arrays)``.
 
-    One gradient per input, or per input listed in ``which``.
+    Each element of each input is perturbed in place by ``+eps`` and ``-eps`` in turn
+    (and restored), and the gradient is ``(fn(plus) - fn(minus)) / (2 * eps)``.
+
+    Parameters
+    ----------
+    fn : callable
+        Takes the list ``inputs`` and returns a scalar.
+    inputs : list of numpy.ndarray
+        The point to differentiate at; use float64 arrays for accuracy.
+    eps : float, default 1e-4
+        The step.
+    which : list of int, optional
+        Differentiate only these inputs; all by default.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        float64 gradients of the shapes of the chosen inputs.
     """
     grads = []
     for k in (range(len(inputs)) if which is None else which):
