@@ -56,7 +56,28 @@ def imread(filename, flag=1, to_rgb=True, out=None):
 
 
 def imdecode(buf, flag=1, to_rgb=True, out=None):
-    """Decode an image held in memory (bytes, bytearray, a uint8 numpy array or NDArray)."""
+    """Decode an image held in memory to an HWC uint8 NDArray.
+
+    Parameters
+    ----------
+    buf : bytes, bytearray, numpy.ndarray or NDArray
+        The encoded image (JPEG, PNG, ... as Pillow reads them); arrays hold its bytes.
+    flag : {0, 1}, default 1
+        1 for three colour channels, 0 for grayscale (one channel).
+    to_rgb : bool, default True
+        RGB channel order (MXNet's default); False gives BGR (OpenCV's).
+    out : NDArray, optional
+        Write the image into this array instead.
+
+    Returns
+    -------
+    NDArray
+
+    Raises
+    ------
+    MXNetError
+        If the bytes are not an image Pillow can decode.
+    """
     if isinstance(buf, NDArray):
         buf = buf.asnumpy()
     if not isinstance(buf, (bytes, bytearray, np.ndarray)):
@@ -67,8 +88,25 @@ def imdecode(buf, flag=1, to_rgb=True, out=None):
 
 
 def imresize(src, w, h, interp=1, out=None):
-    """``src`` (HWC) resized to ``w x h``; ``interp`` as OpenCV: 0 nearest, 1 bilinear,
-    2 bicubic, 3 area, 4 lanczos, 9 auto, 10 random."""
+    """``src`` (HWC) resized to ``w x h``.
+
+    Parameters
+    ----------
+    src : NDArray
+        An HWC image.
+    w, h : int
+        The new width and height.
+    interp : int, default 1
+        OpenCV's interpolation code: 0 nearest, 1 bilinear, 2 bicubic, 3 area,
+        4 lanczos, 9 auto, 10 random.
+    out : NDArray, optional
+        Write the result into this array instead.
+
+    Returns
+    -------
+    NDArray
+        The ``(h, w, C)`` image.
+    """
     result = _nd_image.resize(src, size=(int(w), int(h)), interp=interp)
     if out is None:
         return result
@@ -120,7 +158,23 @@ def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(), out
 
 
 def resize_short(src, size, interp=2):
-    """Resize so that the shorter side of the HWC image is ``size``."""
+    """Resize so that the shorter side of the HWC image is ``size``, keeping the
+    aspect ratio (the longer side is rounded down).
+
+    Parameters
+    ----------
+    src : NDArray
+        An HWC image.
+    size : int
+        The new length of the shorter side.
+    interp : int, default 2
+        OpenCV's interpolation code: 0 nearest, 1 bilinear, 2 bicubic, 3 area,
+        4 lanczos, 9 auto, 10 random.
+
+    Returns
+    -------
+    NDArray
+    """
     h, w, _ = src.shape
     if h > w:
         new_h, new_w = size * h // w, size
@@ -141,7 +195,25 @@ def fixed_crop(src, x0, y0, w, h, size=None, interp=2):
 def random_crop(src, size, interp=2):
     """A random crop of ``size`` (w, h), upsampled when the image is smaller.
 
-    Returns the crop and its (x, y, width, height) in ``src``.
+    When ``src`` is smaller than ``size``, the largest region of ``size``'s aspect
+    ratio that fits is cropped and resized to ``size``.
+
+    Parameters
+    ----------
+    src : NDArray
+        An HWC image.
+    size : tuple of int
+        The crop's ``(width, height)``.
+    interp : int, default 2
+        OpenCV's interpolation code: 0 nearest, 1 bilinear, 2 bicubic, 3 area,
+        4 lanczos, 9 auto, 10 random.
+
+    Returns
+    -------
+    NDArray
+        The HWC crop, of ``size``.
+    tuple of int
+        ``(x, y, width, height)`` of the region cropped from ``src``.
     """
     h, w, _ = src.shape
     new_w, new_h = scale_down((w, h), size)
@@ -153,7 +225,25 @@ def random_crop(src, size, interp=2):
 def center_crop(src, size, interp=2):
     """The central crop of ``size`` (w, h), upsampled when the image is smaller.
 
-    Returns the crop and its (x, y, width, height) in ``src``.
+    When ``src`` is smaller than ``size``, the largest central region of ``size``'s
+    aspect ratio that fits is cropped and resized to ``size``.
+
+    Parameters
+    ----------
+    src : NDArray
+        An HWC image.
+    size : tuple of int
+        The crop's ``(width, height)``.
+    interp : int, default 2
+        OpenCV's interpolation code: 0 nearest, 1 bilinear, 2 bicubic, 3 area,
+        4 lanczos, 9 auto, 10 random.
+
+    Returns
+    -------
+    NDArray
+        The HWC crop, of ``size``.
+    tuple of int
+        ``(x, y, width, height)`` of the region cropped from ``src``.
     """
     h, w, _ = src.shape
     new_w, new_h = scale_down((w, h), size)

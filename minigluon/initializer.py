@@ -93,6 +93,21 @@ class Initializer:
         self._verbose = False
 
     def set_verbosity(self, verbose=False, print_func=None):
+        """Turn on (or off) printing a line for every array this initializer fills.
+
+        Parameters
+        ----------
+        verbose : bool, default False
+            Whether to print ``Initialized <name> as <initializer>: <summary>``.
+        print_func : callable, optional
+            Maps the filled numpy array to the summary string; by default the mean of its
+            absolute values, ``'%.3g'``-formatted.
+
+        Returns
+        -------
+        Initializer
+            ``self``, for chaining.
+        """
         self._verbose = verbose
         self._print_func = print_func or (lambda x: '%.3g' % float(np.abs(x).mean()))
         return self

@@ -645,10 +645,16 @@ class PCC(EvalMetric):
 
     @property
     def sum_metric(self):
+        """The PCC of the local confusion matrix times the local instance count, so that
+        ``sum_metric / num_inst`` is the score.
+        """
         return self._calc_mcc(self.lcm) * self.num_inst
 
     @property
     def global_sum_metric(self):
+        """The PCC of the global confusion matrix times the global instance count, so that
+        ``global_sum_metric / global_num_inst`` is the global score.
+        """
         return self._calc_mcc(self.gcm) * self.global_num_inst
 
     def reset(self):

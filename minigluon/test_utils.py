@@ -29,6 +29,13 @@ def default_context():
 
 
 def set_default_context(ctx):
+    """Set the context ``default_context()`` returns.
+
+    Parameters
+    ----------
+    ctx : Context or str
+        The device tests should run on, e.g. ``mx.gpu(0)``.
+    """
     _default_ctx[0] = Context(ctx)
 
 
@@ -45,7 +52,23 @@ def _tolerances(a, b, rtol, atol):
 
 
 def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
-    """True when ``a`` and ``b`` (NDArrays, numpy arrays or scalars) agree elementwise."""
+    """True when ``a`` and ``b`` (NDArrays, numpy arrays or scalars) agree elementwise.
+
+    Parameters
+    ----------
+    a, b : NDArray, numpy.ndarray or scalar
+        The values to compare; arrays of different shapes but equal size are compared
+        after reshaping ``a`` to ``b``'s shape.
+    rtol, atol : float, optional
+        Relative and absolute tolerances, ``|a - b| <= atol + rtol * |b|``; by default
+        from the dtype (float16 1e-2/1e-2, float32 1e-4/1e-5, float64 1e-7/1e-9).
+    equal_nan : bool, default False
+        Whether NaNs in the same places count as equal.
+
+    Returns
+    -------
+    bool
+    """
     a, b = _as_numpy(a), _as_numpy(b)
     if a.shape != b.shape and a.size != b.size:
         return False
@@ -55,7 +78,26 @@ def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
 
 
 def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=False):
-    """Raise AssertionError naming the worst element when ``a`` and ``b`` differ."""
+    """Raise AssertionError naming the worst element when ``a`` and ``b`` differ.
+
+    Parameters
+    ----------
+    a, b : NDArray, numpy.ndarray or scalar
+        The values to compare; their shapes must match.
+    rtol, atol : float, optional
+        Relative and absolute tolerances, ``|a - b| <= atol + rtol * |b|``; by default
+        from the dtype (float16 1e-2/1e-2, float32 1e-4/1e-5, float64 1e-7/1e-9).
+    names : tuple of two str, default ('a', 'b')
+        How the message names ``a`` and ``b``.
+    equal_nan : bool, default False
+        Whether NaNs in the same places count as equal.
+
+    Raises
+    ------
+    AssertionError
+        On a shape mismatch, or giving the index and values of the element that
+        exceeds the tolerance most.
+    """
     a, b = _as_numpy(a), _as_numpy(b)
     if a.shape != b.shape:
         raise AssertionError('shape mismatch: %s %s vs %s %s' % (names[0], a.shape, names[1],
@@ -84,11 +126,39 @@ def rand_shape_nd(num_dim, dim=10):
 
 
 def rand_shape_2d(dim0=10, dim1=10):
+    """A random 2-D shape ``(d0, d1)`` with ``1 <= d0 <= dim0`` and ``1 <= d1 <= dim1``.
+
+    Parameters
+    ----------
+    dim0, dim1 : int, default 10
+        The largest size of each axis.
+
+    Returns
+    -------
+    tuple of int
+    """
     return (np.random.randint(1, dim0 + 1), np.random.randint(1, dim1 + 1))
 
 
 def rand_ndarray(shape, stype='default', density=None, dtype=None, ctx=None):
-    """An NDArray of uniform random values in [0, 1) (dense storage only)."""
+    """An NDArray of uniform random values in [0, 1) (dense storage only).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    stype : str, default 'default'
+        Storage type; only ``'default'`` (dense) is supported.
+    density : float, optional
+        Accepted for MXNet compatibility; ignored for dense storage.
+    dtype : str, optional
+        The element type, float32 by default.
+    ctx : Context, optional
+        The device, ``default_context()`` by default.
+
+    Returns
+    -------
+    NDArray
+    """
     if stype != 'default':
         raise MXNetError("rand_ndarray: only stype='default' is supported, got %r" % stype)
     return _random.uniform(0, 1, shape=shape, dtype=dtype or 'float32',
@@ -98,7 +168,24 @@ def rand_ndarray(shape, stype='default', density=None, dtype=None, ctx=None):
 def numeric_grad(fn, inputs, eps=1e-4, which=None):
     """Central-difference gradients of scalar ``fn(list of numpy arrays)``.
 
-    One gradient per input, or per input listed in ``which``.
+    Each element of each input is perturbed in place by ``+eps`` and ``-eps`` in turn
+    (and restored), and the gradient is ``(fn(plus) - fn(minus)) / (2 * eps)``.
+
+    Parameters
+    ----------
+    fn : callable
+        Takes the list ``inputs`` and returns a scalar.
+    inputs : list of numpy.ndarray
+        The point to differentiate at; use float64 arrays for accuracy.
+    eps : float, default 1e-4
+        The step.
+    which : list of int, optional
+        Differentiate only these inputs; all by default.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        float64 gradients of the shapes of the chosen inputs.
     """
     grads = []
     for k in (range(len(inputs)) if which is None else which):

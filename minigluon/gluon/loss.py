@@ -64,6 +64,22 @@ class Loss(HybridBlock):
         return '%s(batch_axis=%s, w=%s)' % (type(self).__name__, self._batch_axis, self._weight)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
+        """Compute the loss; every subclass implements it.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        x : NDArray
+            The predictions.
+        *args : NDArray
+            The targets and any further inputs of the loss (``label``, ``sample_weight``, ...).
+
+        Returns
+        -------
+        NDArray
+            The loss, usually one value per sample.
+        """
         raise NotImplementedError
 
 
@@ -74,6 +90,24 @@ class L2Loss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        """Half the squared error, scaled by ``weight``.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The predictions.
+        label : NDArray
+            The targets, the same size as ``pred`` (reshaped to its shape).
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, averaged over every axis but ``batch_axis``.
+        """
         label = _reshape_like(label, pred, 'L2Loss')
         loss = F.square(label - pred)
         half = 0.5 if self._weight is None else self._weight / 2
@@ -87,6 +121,24 @@ class L1Loss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        """The absolute error, scaled by ``weight`` when given.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The predictions.
+        label : NDArray
+            The targets, the same size as ``pred`` (reshaped to its shape).
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, averaged over every axis but ``batch_axis``.
+        """
         label = _reshape_like(label, pred, 'L1Loss')
         return self._finish(F, F.abs(label - pred), sample_weight)
 
@@ -108,6 +160,28 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
         self._from_sigmoid = from_sigmoid
 
     def hybrid_forward(self, F, pred, label, sample_weight=None, pos_weight=None):
+        """The binary cross-entropy of ``pred`` (logits, or probabilities with
+        ``from_sigmoid``) against ``label``.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            Logits, or probabilities in [0, 1] when ``from_sigmoid`` is True.
+        label : NDArray
+            Targets in [0, 1], the size of ``pred``.
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+        pos_weight : NDArray, optional
+            Weight of the positive (``label``) term, broadcast against ``label``.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, averaged over every axis but
+            ``batch_axis``.
+        """
         label = _reshape_like(label, pred, type(self).__name__)
         if not self._from_sigmoid:
             # -z*log(s(x)) - (1-z)*log(1-s(x)) = max(x, 0) - x*z + log(1 + exp(-|x|))
@@ -151,6 +225,26 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._from_logits = from_logits
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        """The cross-entropy of ``log_softmax(pred)`` (or ``pred`` itself with ``from_logits``)
+        against class indices or distributions.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The predictions.
+        label : NDArray
+            The targets, class indices with ``pred``'s shape less ``axis``
+            (``sparse_label``), else distributions the size of ``pred``.
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, averaged over every axis but ``batch_axis``.
+        """
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
         if self._sparse_label:
@@ -188,6 +282,25 @@ class KLDivLoss(Loss):
         self._axis = axis
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        """The KL divergence ``label * (log(label) - pred)`` of the log-probabilities ``pred``
+        (``log_softmax`` is applied first unless ``from_logits``).
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The predictions.
+        label : NDArray
+            The targets, a probability distribution the shape of ``pred``.
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, summed over every axis but ``batch_axis``.
+        """
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
         loss = label * (F.log(label + 1e-12) - pred)
@@ -202,6 +315,24 @@ class HuberLoss(Loss):
         self._rho = rho
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        """The smooth L1 error, quadratic below ``rho`` and linear above.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The predictions.
+        label : NDArray
+            The targets, the same size as ``pred`` (reshaped to its shape).
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, averaged over every axis but ``batch_axis``.
+        """
         label = _reshape_like(label, pred, 'HuberLoss')
         diff = F.abs(label - pred)
         loss = F.where(diff > self._rho, diff - 0.5 * self._rho,
@@ -217,6 +348,24 @@ class HingeLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        """``max(0, margin - pred * label)``.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The predictions.
+        label : NDArray
+            The targets, in {-1, 1}, the size of ``pred``.
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, averaged over every axis but ``batch_axis``.
+        """
         label = _reshape_like(label, pred, 'HingeLoss')
         return self._finish(F, F.relu(self._margin - pred * label), sample_weight)
 
@@ -229,6 +378,24 @@ class SquaredHingeLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        """``max(0, margin - pred * label) ** 2``.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The predictions.
+        label : NDArray
+            The targets, in {-1, 1}, the size of ``pred``.
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, averaged over every axis but ``batch_axis``.
+        """
         label = _reshape_like(label, pred, 'SquaredHingeLoss')
         return self._finish(F, F.square(F.relu(self._margin - pred * label)), sample_weight)
 
@@ -250,6 +417,25 @@ class LogisticLoss(Loss):
         self._label_format = label_format
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        """``log(1 + exp(-pred * label))``, computed stably.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The predictions.
+        label : NDArray
+            The targets, in {-1, 1} (``label_format='signed'``) or {0, 1}
+            ('binary'), the size of ``pred``.
+        sample_weight : NDArray, optional
+            Per-element weights, broadcast against the unreduced loss.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: the loss of each sample, averaged over every axis but ``batch_axis``.
+        """
         label = _reshape_like(label, pred, 'LogisticLoss')
         if self._label_format == 'signed':
             label = (label + 1.0) / 2.0  # to {0, 1}
@@ -287,6 +473,28 @@ class CTCLoss(Loss):
 
     def hybrid_forward(self, F, pred, label, pred_lengths=None, label_lengths=None,
                        sample_weight=None):
+        """The CTC loss ``-log p(label | pred)`` of each sequence.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            Unnormalised class scores in ``layout``; the last class is the blank.
+        label : NDArray
+            Class indices in ``label_layout``, each sequence padded with -1.
+        pred_lengths : NDArray, optional
+            ``(N,)`` valid time steps of each ``pred`` sequence.
+        label_lengths : NDArray, optional
+            ``(N,)`` length of each label sequence.
+        sample_weight : NDArray, optional
+            Per-sample weights.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``.
+        """
         if self._layout == 'NTC':
             pred = F.swapaxes(pred, 0, 1)
         if self._batch_axis == 1:
@@ -309,6 +517,20 @@ class TripletLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, pred, positive, negative):
+        """The triplet margin loss of anchors ``pred`` against ``positive`` and ``negative``.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred, positive, negative : NDArray
+            Anchors, positive and negative examples, all the size of ``pred``.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N,)``: ``max(|positive - pred|^2 - |negative - pred|^2 + margin, 0)``.
+        """
         positive = _reshape_like(positive, pred, 'TripletLoss')
         negative = _reshape_like(negative, pred, 'TripletLoss')
         loss = F.sum(F.square(positive - pred) - F.square(negative - pred),
@@ -341,6 +563,26 @@ class PoissonNLLLoss(Loss):
         self._compute_full = compute_full
 
     def hybrid_forward(self, F, pred, target, sample_weight=None, epsilon=1e-08):
+        """The Poisson negative log likelihood of ``target`` given the mean ``pred``.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        pred : NDArray
+            The log of the mean (``from_logits``), else the mean.
+        target : NDArray
+            Observed counts, the size of ``pred``.
+        sample_weight : NDArray, optional
+            Per-element weights.
+        epsilon : float, default 1e-8
+            Added to ``pred`` inside the log when ``from_logits`` is False.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(1,)``: the mean over every element.
+        """
         target = _reshape_like(target, pred, 'PoissonNLLLoss')
         if self._from_logits:
             loss = F.exp(pred) - target * pred
@@ -374,6 +616,25 @@ class CosineEmbeddingLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, input1, input2, label, sample_weight=None):
+        """The cosine embedding loss of pairs ``(input1, input2)``.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        input1, input2 : NDArray
+            The pairs' embeddings, of the same size; the cosine is taken along the last axis.
+        label : NDArray
+            1 for similar pairs, -1 for dissimilar ones, one per pair.
+        sample_weight : NDArray, optional
+            Per-pair weights.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(N, 1)``: ``1 - cos`` for similar pairs, ``max(0, cos - margin)`` for
+            dissimilar ones.
+        """
         input1 = _reshape_like(input1, input2, 'CosineEmbeddingLoss')
         label = label.reshape((-1, 1))
         cos_sim = self._cosine_similarity(F, input1, input2)
@@ -422,6 +683,26 @@ class SDMLLoss(Loss):
             + (1 - gold) * self.smoothing_parameter / (batch_size - 1)
 
     def hybrid_forward(self, F, x1, x2):
+        """The smoothed deep metric learning loss of a batch of positive pairs.
+
+        Parameters
+        ----------
+        F : module
+            The op namespace, ``minigluon.ndarray``.
+        x1, x2 : NDArray
+            ``(batch_size, dim)`` embeddings; row ``i`` of each forms a positive pair and the
+            other rows are its negatives. ``batch_size`` must be at least 2.
+
+        Returns
+        -------
+        NDArray
+            Shape ``(batch_size,)``.
+
+        Raises
+        ------
+        MXNetError
+            If the shapes differ, are not 2-D, or the batch has fewer than 2 rows.
+        """
         if x1.shape != x2.shape or x1.ndim != 2 or x1.shape[0] < 2:
             raise MXNetError('SDMLLoss: x1 %s and x2 %s must both be (batch_size, dim) with '
                              'batch_size >= 2' % (x1.shape, x2.shape))

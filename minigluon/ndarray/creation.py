@@ -41,28 +41,128 @@ def _make(fill, shape, ctx, dtype, out=None):
 
 
 def zeros(shape, ctx=None, dtype=None, out=None, **kwargs):
-    """An array of zeros (float32 unless ``dtype`` says otherwise)."""
+    """An array of zeros (float32 unless ``dtype`` says otherwise).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape; no dimension may be negative.
+    ctx : Context or str, optional
+        The device; the current context (``mx.cpu()`` unless a ``with`` block says
+        otherwise) by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+        A new array, or ``out`` filled.
+    """
     return _make(lambda xp, s, d: xp.zeros(s, d), shape, ctx, dtype, out)
 
 
 def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
-    """An array of ones."""
+    """An array of ones (float32 unless ``dtype`` says otherwise).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape; no dimension may be negative.
+    ctx : Context or str, optional
+        The device; the current context (``mx.cpu()`` unless a ``with`` block says
+        otherwise) by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+        A new array, or ``out`` filled.
+    """
     return _make(lambda xp, s, d: xp.ones(s, d), shape, ctx, dtype, out)
 
 
 def empty(shape, ctx=None, dtype=None):
-    """An uninitialised array."""
+    """An uninitialised array: its values are whatever the allocation held.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape; no dimension may be negative.
+    ctx : Context or str, optional
+        The device; the current context (``mx.cpu()`` unless a ``with`` block says
+        otherwise) by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+
+    Returns
+    -------
+    NDArray
+        A new array.
+    """
     return _make(lambda xp, s, d: xp.empty(s, d), shape, ctx, dtype)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
-    """An array filled with ``val``."""
+    """An array filled with ``val``.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape; no dimension may be negative.
+    val : scalar
+        The fill value.
+    ctx : Context or str, optional
+        The device; the current context (``mx.cpu()`` unless a ``with`` block says
+        otherwise) by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+        A new array, or ``out`` filled.
+    """
     return _make(lambda xp, s, d: xp.full(s, val, d), shape, ctx, dtype, out)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None,
            out=None):
-    """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times."""
+    """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times.
+
+    Parameters
+    ----------
+    start : number
+        The first value; with ``stop`` omitted, the end, and the values start at 0.
+    stop : number, optional
+        The end, excluded.
+    step : number, default 1.0
+        The spacing.
+    repeat : int, default 1
+        How many times each value appears in a row.
+    infer_range : bool, default False
+        Accepted for MXNet compatibility; ignored.
+    ctx : Context or str, optional
+        The device; the current context by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+    """
     if stop is None:
         start, stop = 0, start
     def fill(xp, _, d):
@@ -72,11 +172,53 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dt
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None, out=None):
-    """``num`` evenly spaced values from ``start`` to ``stop``."""
+    """``num`` evenly spaced values from ``start`` to ``stop``.
+
+    Parameters
+    ----------
+    start, stop : number
+        The first and the last value (the end, excluded, without ``endpoint``).
+    num : int
+        How many values.
+    endpoint : bool, default True
+        Whether ``stop`` is the last value.
+    ctx : Context or str, optional
+        The device; the current context by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+    """
     return _make(lambda xp, _, d: xp.linspace(start, stop, num, endpoint=endpoint).astype(d),
                  0, ctx, dtype, out)
 
 
 def eye(N, M=0, k=0, ctx=None, dtype=None, out=None):
-    """A 2-D array with ones on diagonal ``k`` (``M`` = 0 means square)."""
+    """A 2-D array with ones on diagonal ``k`` and zeros elsewhere.
+
+    Parameters
+    ----------
+    N : int
+        The number of rows.
+    M : int, default 0
+        The number of columns; 0 means ``N``.
+    k : int, default 0
+        The diagonal: 0 the main one, positive above it, negative below.
+    ctx : Context or str, optional
+        The device; the current context by default.
+    dtype : str or numpy dtype, optional
+        The element type, float32 by default.
+    out : NDArray, optional
+        Write into this array instead; it then gives the context, and the dtype
+        unless ``dtype`` is given.
+
+    Returns
+    -------
+    NDArray
+    """
     return _make(lambda xp, _, d: xp.eye(N, M or N, k, dtype=d), 0, ctx, dtype, out)

@@ -5,7 +5,20 @@ from .registry import get_op
 
 
 def add_n(*args, out=None):
-    """Elementwise sum of any number of arrays of the same shape."""
+    """Elementwise sum of any number of arrays of the same shape.
+
+    Parameters
+    ----------
+    *args : NDArray
+        One or more arrays of one shape and context.
+    out : NDArray, optional
+        Write the sum into this array instead.
+
+    Returns
+    -------
+    NDArray
+        A new array (a copy for a single input), or ``out``.
+    """
     if not args:
         raise MXNetError('add_n needs at least one array')
     total = args[0]
@@ -18,8 +31,21 @@ def add_n(*args, out=None):
 
 
 def concatenate(arrays, axis=0, always_copy=True):
-    """Join a list of arrays along ``axis`` (a single array is returned as it is when
-    ``always_copy`` is False)."""
+    """Join a list of arrays along ``axis``.
+
+    Parameters
+    ----------
+    arrays : list of NDArray
+        At least one array; their shapes agree except on ``axis``.
+    axis : int, default 0
+        The axis to join on.
+    always_copy : bool, default True
+        When False, a single array is returned as it is rather than copied.
+
+    Returns
+    -------
+    NDArray
+    """
     arrays = list(arrays)
     if not arrays:
         raise MXNetError('concatenate needs at least one array')
@@ -41,8 +67,22 @@ def _axes(axes, ndim, what):
 
 
 def moveaxis(tensor, source, destination):
-    """Move axes ``source`` (an int or a sequence) to positions ``destination``, the
-    other axes keeping their order."""
+    """Move axes ``source`` to positions ``destination``, the other axes keeping their
+    order.
+
+    Parameters
+    ----------
+    tensor : NDArray
+    source : int or sequence of int
+        The axes to move (negative counts from the end).
+    destination : int or sequence of int
+        Their new positions, as many as ``source``.
+
+    Returns
+    -------
+    NDArray
+        The transposed array.
+    """
     source = _axes(source, tensor.ndim, 'source')
     destination = _axes(destination, tensor.ndim, 'destination')
     if len(source) != len(destination):
@@ -55,13 +95,35 @@ def moveaxis(tensor, source, destination):
 
 
 def onehot_encode(indices, out):
-    """Write the one-hot encoding of ``indices`` (``(N,)``) into ``out`` (``(N, depth)``)."""
+    """Write the one-hot encoding of ``indices`` into ``out``.
+
+    Parameters
+    ----------
+    indices : NDArray
+        ``(N,)`` class indices.
+    out : NDArray
+        ``(N, depth)``; its second dimension gives the number of classes and its dtype
+        the encoding's.
+
+    Returns
+    -------
+    NDArray
+        ``out``.
+    """
     out[:] = invoke(get_op('one_hot'), (indices,), {'depth': out.shape[1], 'dtype': out.dtype})
     return out
 
 
 def reset_arrays(*arrays, num_arrays=None):
-    """Set every array to zero, in place."""
+    """Set every array to zero, in place.
+
+    Parameters
+    ----------
+    *arrays : NDArray
+        The arrays to zero.
+    num_arrays : int, optional
+        If given, must equal the number of arrays (MXNet's operator takes it).
+    """
     if num_arrays is not None and num_arrays != len(arrays):
         raise MXNetValueError('reset_arrays: num_arrays=%d but %d arrays were given'
                               % (num_arrays, len(arrays)))

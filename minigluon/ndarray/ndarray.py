@@ -43,32 +43,39 @@ class NDArray:
     # ---- attributes ------------------------------------------------------------------
     @property
     def shape(self):
+        """The array's dimensions, a tuple of ints."""
         return self._data.shape
 
     @property
     def dtype(self):
+        """The element type as a numpy scalar type (``numpy.float32``, ...), as in MXNet."""
         return self._data.dtype.type
 
     @property
     def size(self):
+        """The number of elements, the product of ``shape``."""
         return self._data.size
 
     @property
     def ndim(self):
+        """The number of dimensions, ``len(shape)``."""
         return self._data.ndim
 
     @property
     def context(self):
+        """The Context (device) the data lives on; ``ctx`` is an alias."""
         return self._ctx
 
     ctx = context
 
     @property
     def stype(self):
+        """The storage type; always ``'default'`` (dense), the only one minigluon stores."""
         return 'default'
 
     @property
     def T(self):
+        """The array with its axes reversed, like ``transpose()``; recorded by autograd."""
         return invoke(_TRANSPOSE, (self,), {'axes': None})
 
     @property
@@ -78,6 +85,7 @@ class NDArray:
 
     @property
     def handle(self):
+        """The underlying numpy (cpu) or CuPy (gpu) array, shared, not copied."""
         return self._data
 
     # ---- conversion ------------------------------------------------------------------
@@ -103,16 +111,44 @@ class NDArray:
         return data if dtype is None else data.astype(dtype, copy=False)
 
     def astype(self, dtype, copy=True):
+        """Cast to another element type.
+
+        Parameters
+        ----------
+        dtype : str or numpy dtype
+            The target type.
+        copy : bool, default True
+            When False and ``dtype`` is already the array's type, return ``self`` instead
+            of a copy.
+
+        Returns
+        -------
+        NDArray
+            The cast array, on the same context.
+        """
         dt = normalize_dtype(dtype)
         if not copy and dt == self._data.dtype:
             return self
         return invoke(_CAST, (self,), {'dtype': dt})
 
     def copy(self):
+        """A new array with the same data, dtype and context (recorded by autograd)."""
         return invoke(_COPY, (self,), {})
 
     def copyto(self, other):
-        """Copy to a Context (new array) or into an NDArray of the same shape."""
+        """Copy to a Context (new array) or into an NDArray of the same shape.
+
+        Parameters
+        ----------
+        other : Context or NDArray
+            A device to copy to (the copy is recorded by autograd), or an array of
+            this array's shape, on any device, to overwrite.
+
+        Returns
+        -------
+        NDArray
+            The new array, or ``other``.
+        """
         if isinstance(other, Context):
             return invoke(_COPYTO, (self,), {'ctx': other, 'src': self._ctx})
         if isinstance(other, NDArray):
@@ -130,7 +166,18 @@ class NDArray:
         raise MXNetError('copyto: expected a Context or an NDArray, got %s' % type(other).__name__)
 
     def as_in_context(self, context):
-        """This array on ``context``; itself when it is already there."""
+        """This array on ``context``; itself when it is already there.
+
+        Parameters
+        ----------
+        context : Context
+            The target device.
+
+        Returns
+        -------
+        NDArray
+            ``self``, or a copy on ``context`` (``copyto(context)``).
+        """
         if self._ctx == context:
             return self
         return self.copyto(context)
@@ -138,6 +185,11 @@ class NDArray:
     as_in_ctx = as_in_context
 
     def wait_to_read(self):
+        """Block until pending computation on the array's device is finished.
+
+        numpy runs eagerly, so on ``cpu`` this returns at once; on ``gpu`` it synchronizes
+        the device. ``wait_to_write`` is the same.
+        """
         if self._ctx.is_gpu:
             backend.synchronize(self._ctx.device_id)
 
@@ -165,7 +217,20 @@ class NDArray:
 
     # ---- autograd --------------------------------------------------------------------
     def attach_grad(self, grad_req='write', stype=None):
-        """Allocate a zero gradient buffer and make this array a graph variable."""
+        """Allocate a zero gradient buffer and make this array a graph variable.
+
+        Operations on the array inside ``autograd.record()`` are then recorded, and
+        ``backward`` writes its gradient into ``.grad``. Calling it again replaces the
+        buffer and detaches the array from any graph it came from.
+
+        Parameters
+        ----------
+        grad_req : {'write', 'add', 'null'}, default 'write'
+            'write' overwrites ``.grad`` on each backward, 'add' accumulates into it
+            (zero it yourself between steps), 'null' computes no gradient.
+        stype : None or 'default'
+            Storage type of the gradient; only dense storage is supported.
+        """
         if stype not in (None, 'default'):
             raise MXNetError("attach_grad: only stype='default' is supported, got %r" % stype)
         xp = self._ctx.xp
@@ -187,7 +252,23 @@ class NDArray:
         return NDArray(self._data, self._ctx)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
-        """Gradients of this array into the variables' ``.grad`` (see ``autograd.backward``)."""
+        """Back-propagate from this array into the ``.grad`` of the variables it depends on.
+
+        Parameters
+        ----------
+        out_grad : NDArray, optional
+            The gradient of the final objective with respect to this array, of its shape
+            and context; ones by default.
+        retain_graph : bool, default False
+            Keep the recorded graph so that backward can run through it again.
+        train_mode : bool, default True
+            Accepted for MXNet compatibility; it does not change the result.
+
+        Raises
+        ------
+        MXNetError
+            If this array was not computed by a recorded operation.
+        """
         compute_gradients([self], None if out_grad is None else [out_grad], retain_graph)
 
     def _receive_grad(self, grad):
@@ -206,8 +287,18 @@ class NDArray:
     def reshape(self, *shape, **kwargs):
         """A view with a new shape, sharing this array's memory.
 
-        ``0`` copies a dimension, ``-1`` infers one (also -2, -3, -4 as in MXNet);
-        ``reverse=True`` reads the codes from the right.
+        Parameters
+        ----------
+        *shape : ints, or one tuple/list of ints
+            The new shape (also accepted as ``shape=``). ``0`` copies a dimension,
+            ``-1`` infers one (also -2, -3, -4 as in MXNet).
+        reverse : bool, default False
+            Read the special codes from the right.
+
+        Returns
+        -------
+        NDArray
+            The reshaped array; its size must equal this array's.
         """
         unknown = [k for k in kwargs if k not in ('shape', 'reverse')]
         if unknown:
@@ -226,7 +317,19 @@ class NDArray:
         return invoke(get_op('flatten'), (self,), {})
 
     def expand_dims(self, axis, inplace=False):
-        """Insert a length-1 axis at ``axis``; a view with ``inplace=True``, else a copy."""
+        """Insert a length-1 axis at ``axis``; a view with ``inplace=True``, else a copy.
+
+        Parameters
+        ----------
+        axis : int
+            Where the new axis goes, in ``[-ndim - 1, ndim]``.
+        inplace : bool, default False
+            Return a view sharing this array's memory instead of a copy.
+
+        Returns
+        -------
+        NDArray
+        """
         if inplace:
             shape = list(self.shape)
             shape.insert(axis % (self.ndim + 1), 1)
@@ -234,7 +337,20 @@ class NDArray:
         return invoke(get_op('expand_dims'), (self,), {'axis': axis})
 
     def squeeze(self, axis=None, inplace=False):
-        """Remove length-1 axes (only ``axis`` when given); a view with ``inplace=True``."""
+        """Remove length-1 axes (only ``axis`` when given); a view with ``inplace=True``.
+
+        Parameters
+        ----------
+        axis : int or tuple of int, optional
+            The axes to remove, each of length 1; every length-1 axis by default.
+        inplace : bool, default False
+            Return a view sharing this array's memory instead of a copy.
+
+        Returns
+        -------
+        NDArray
+            The result keeps one axis of length 1 when all axes were removed.
+        """
         if inplace:
             if axis is None:
                 drop = {i for i, n in enumerate(self.shape) if n == 1}
@@ -247,6 +363,18 @@ class NDArray:
         return invoke(get_op('squeeze'), (self,), {'axis': axis})
 
     def transpose(self, *axes, **kwargs):
+        """Permute the axes.
+
+        Parameters
+        ----------
+        *axes : ints, or one tuple/list of ints
+            The new order of the axes; none reverses them. May also be given as ``axes=``.
+
+        Returns
+        -------
+        NDArray
+            The transposed array.
+        """
         if 'axes' in kwargs:
             axes = kwargs.pop('axes')
         elif len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -254,6 +382,18 @@ class NDArray:
         return invoke(_TRANSPOSE, (self,), {'axes': tuple(axes) if axes else None})
 
     def broadcast_to(self, shape):
+        """Broadcast to a larger shape, numpy-style.
+
+        Parameters
+        ----------
+        shape : tuple of int
+            The target shape; every axis of size 1 may grow to the target's size.
+
+        Returns
+        -------
+        NDArray
+            The broadcast array.
+        """
         return invoke(get_op('broadcast_to'), (self,), {'shape': tuple(shape)})
 
     def slice_assign(self, rhs, begin, end, step=()):

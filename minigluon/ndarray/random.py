@@ -63,13 +63,59 @@ def _sample(draw, params, shape, dtype, ctx, out, default_dtype='float32'):
 
 
 def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from the uniform distribution on ``[low, high)``."""
+    """Samples from the uniform distribution on ``[low, high)``.
+
+    Parameters
+    ----------
+    low, high : float or NDArray, default 0, 1
+        The bounds: both numbers, or NDArrays of one shape and context giving one
+        distribution per element.
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(lambda g, lo, hi, s: g.uniform(lo, hi, s), [low, high], shape, dtype, ctx,
                    out)
 
 
 def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from the normal distribution N(loc, scale**2)."""
+    """Samples from the normal distribution N(loc, scale**2).
+
+    Parameters
+    ----------
+    loc, scale : float or NDArray, default 0, 1
+        The mean and standard deviation: both numbers, or NDArrays of one shape and
+        context giving one distribution per element.
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(lambda g, m, sd, s: g.normal(m, sd, s), [loc, scale], shape, dtype, ctx, out)
 
 
@@ -80,23 +126,115 @@ def randn(*shape, loc=0, scale=1, dtype=None, ctx=None, out=None, **kwargs):
 
 def gamma(alpha=1, beta=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples from the gamma distribution of shape ``alpha`` and scale ``beta`` (mean
-    ``alpha * beta``)."""
+    ``alpha * beta``).
+
+    Parameters
+    ----------
+    alpha, beta : float or NDArray
+        Shape and scale, default 1, 1: numbers, or
+        NDArrays of one shape and context (one distribution per element).
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(lambda g, a, b, s: g.gamma(a, b, s), [alpha, beta], shape, dtype, ctx, out)
 
 
 def exponential(scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from the exponential distribution of mean ``scale``."""
+    """Samples from the exponential distribution of mean ``scale``.
+
+    Parameters
+    ----------
+    scale : float or NDArray
+        The mean (1 / rate), default 1; a number or an NDArray (one
+        distribution per element).
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(lambda g, b, s: g.exponential(b, s), [scale], shape, dtype, ctx, out)
 
 
 def poisson(lam=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from the Poisson distribution of rate ``lam`` (float32 by default)."""
+    """Samples from the Poisson distribution of rate ``lam`` (float32 by default).
+
+    Parameters
+    ----------
+    lam : float or NDArray
+        The rate, default 1; a number or an NDArray (one distribution per
+        element).
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(lambda g, rate, s: g.poisson(rate, s), [lam], shape, dtype, ctx, out)
 
 
 def negative_binomial(k=1, p=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """Samples from the negative binomial distribution: the failures before ``k``
-    successes of trials that succeed with probability ``p``."""
+    successes of trials that succeed with probability ``p``.
+
+    Parameters
+    ----------
+    k, p : float or NDArray
+        Successes and success probability, default 1, 1: numbers, or
+        NDArrays of one shape and context (one distribution per element).
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(lambda g, n, prob, s: g.negative_binomial(n, prob, s), [k, p], shape, dtype,
                    ctx, out)
 
@@ -112,12 +250,59 @@ def _gamma_poisson(g, mu, alpha, size):
 def generalized_negative_binomial(mu=1, alpha=1, shape=None, dtype=None, ctx=None, out=None,
                                   **kwargs):
     """Samples from the generalized negative binomial distribution of mean ``mu`` and
-    dispersion ``alpha`` (a Gamma-Poisson mixture; a Poisson where ``alpha`` is 0)."""
+    dispersion ``alpha`` (a Gamma-Poisson mixture; a Poisson where ``alpha`` is 0).
+
+    The variance is ``mu + alpha * mu**2``.
+
+    Parameters
+    ----------
+    mu, alpha : float or NDArray
+        Mean and dispersion, default 1, 1: numbers, or
+        NDArrays of one shape and context (one distribution per element).
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; float32 by default (with NDArray parameters, their dtype
+        when it is a float type).
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     return _sample(_gamma_poisson, [mu, alpha], shape, dtype, ctx, out)
 
 
 def randint(low, high, shape=None, dtype=None, ctx=None, out=None, **kwargs):
-    """Integers drawn uniformly from ``[low, high)`` (int32 by default)."""
+    """Integers drawn uniformly from ``[low, high)`` (int32 by default).
+
+    Parameters
+    ----------
+    low, high : int or NDArray
+        The bounds, ``high`` excluded: both numbers, or NDArrays of one shape and
+        context.
+    shape : int or tuple of int, optional
+        Samples per parameter value: with number parameters the output's shape ((1,)
+        when omitted); with NDArray parameters it is appended to their shape.
+    dtype : str, optional
+        The element type; int32 by default.
+    ctx : Context, optional
+        The device, for number parameters; the current context by default (NDArray
+        parameters give their own).
+    out : NDArray, optional
+        Write the samples into this array, whose context and dtype are used (and its
+        shape, with number parameters).
+
+    Returns
+    -------
+    NDArray
+    """
     def draw(g, lo, hi, s):
         if g is host_generator():
             return g.integers(lo, hi, s, dtype=np.int64)

@@ -51,6 +51,7 @@ class OpDef:
 
     @property
     def doc(self):
+        """The op's documentation, the docstring of its forward function."""
         return self.forward.__doc__
 
     def __repr__(self):
@@ -96,6 +97,22 @@ def fill_from(shape, other):
 
 
 def get_op(name):
+    """The registered op named ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The op's name in the op table.
+
+    Returns
+    -------
+    OpDef
+
+    Raises
+    ------
+    MXNetError
+        If no op of that name is registered.
+    """
     op = _OPS.get(name)
     if op is None:
         raise MXNetError('no op named %r is registered' % name)

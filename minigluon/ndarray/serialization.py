@@ -41,6 +41,19 @@ def save(fname, data):
     zero-size dimension or no dimensions (scalars) exist only in MXNet's numpy shape
     semantics; a file holding one is written in that version (V3), which MXNet loads
     inside ``mx.util.np_shape(True)``.
+
+    Parameters
+    ----------
+    fname : str
+        The file to write; it is written to a temporary file first and then renamed,
+        replacing any existing file.
+    data : NDArray, list of NDArray or dict of str to NDArray
+        What to save; a single array is saved as a list of one.
+
+    Raises
+    ------
+    MXNetError
+        If ``data`` is none of these, or a dict key is not a string.
     """
     if isinstance(data, NDArray):
         data = [data]
@@ -107,6 +120,23 @@ def load(fname, ctx=None):
     Arrays go to ``ctx`` (default: the current context), whatever context the file
     names. As in MXNet, a file without names loads as a list, so an empty dict comes
     back as an empty list.
+
+    Parameters
+    ----------
+    fname : str
+        The file: MXNet's NDArray list format, or the zip archive earlier minigluon
+        versions wrote.
+    ctx : Context, optional
+        Where to put the arrays; the current context by default.
+
+    Returns
+    -------
+    list of NDArray or dict of str to NDArray
+
+    Raises
+    ------
+    MXNetError
+        If the file does not exist or is not a valid array file.
     """
     try:
         with open(fname, 'rb') as f:

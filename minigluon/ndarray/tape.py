@@ -101,6 +101,9 @@ def _topo_order(heads):
 
 
 def freed_error(node):
+    """The MXNetError raised when backward reaches ``node`` whose saved inputs an
+    earlier backward already freed (it names the op and suggests ``retain_graph=True``).
+    """
     return MXNetError(
         'backward through op %r whose graph was already freed by an earlier backward; '
         'pass retain_graph=True to the first backward to differentiate the same graph '

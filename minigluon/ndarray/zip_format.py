@@ -23,6 +23,9 @@ class FormatError(ValueError):
 
 
 def is_zip(head):
+    """Whether the bytes ``head`` (at least the first four of a file) start a zip archive,
+    as an ``.npz`` file does.
+    """
     return head[:4] in ZIP_MAGICS
 
 

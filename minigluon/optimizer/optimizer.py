@@ -24,7 +24,20 @@ def register(klass):
 
 
 def create(name, **kwargs):
-    """An optimizer instance from its registered name (case-insensitive)."""
+    """An optimizer instance from its registered name (case-insensitive).
+
+    Parameters
+    ----------
+    name : str or Optimizer
+        A registered name such as ``'sgd'`` or ``'adam'``; an Optimizer instance is
+        returned as it is.
+    **kwargs
+        Constructor arguments of the optimizer (``learning_rate``, ``wd``, ...).
+
+    Returns
+    -------
+    Optimizer
+    """
     if isinstance(name, Optimizer):
         return name
     return _REGISTRY.find(name)(**kwargs)
@@ -182,7 +195,21 @@ class Optimizer:
 
     # ---- states and updates ------------------------------------------------------------
     def create_state(self, index, weight):
-        """Per-parameter state: None, an NDArray, or a tuple of NDArrays."""
+        """The optimizer state of one parameter (momentum, moment estimates, ...).
+
+        The base class keeps none; subclasses allocate arrays like ``weight``.
+
+        Parameters
+        ----------
+        index : int or str
+            The parameter's index (its key in the Trainer).
+        weight : NDArray
+            The parameter's weight, giving shape, dtype and context.
+
+        Returns
+        -------
+        None, NDArray or tuple of NDArray
+        """
         return None
 
     def _zeros_like(self, weight, dtype=None):
@@ -208,8 +235,20 @@ class Optimizer:
     def update(self, index, weight, grad, state):
         """Update NDArray ``weight`` in place from ``grad`` and ``state``.
 
-        ``index`` may be a list (with lists of weights, gradients and states): each
-        parameter is then updated in turn.
+        Counts the update, looks up the parameter's learning rate and weight decay
+        (with their multipliers and the scheduler) and runs ``step`` on the raw arrays.
+
+        Parameters
+        ----------
+        index : int or str, or a list of them
+            The parameter's index; with a list, ``weight``, ``grad`` and ``state`` are
+            lists too and each parameter is updated in turn.
+        weight : NDArray
+            The weight, updated in place.
+        grad : NDArray
+            Its gradient (scaled by ``rescale_grad`` and clipped inside ``step``).
+        state : None, NDArray or tuple of NDArray
+            What ``create_state`` returned, updated in place.
         """
         if isinstance(index, (list, tuple)):
             for args in zip(index, weight, grad, state):
@@ -238,7 +277,22 @@ class Optimizer:
             self.update(index, weight, grad, state)
 
     def step(self, xp, weight, grad, state, lr, wd, t):
-        """The pure update on raw arrays; subclasses call their update function."""
+        """The pure update on raw arrays; every subclass implements it.
+
+        Parameters
+        ----------
+        xp : module
+            ``numpy`` or ``cupy``, the array module of the arrays.
+        weight, grad : numpy.ndarray or cupy.ndarray
+            The weight, updated in place, and its gradient.
+        state : None, array or tuple of arrays
+            The raw arrays of ``create_state``'s result, updated in place.
+        lr, wd : float
+            This parameter's learning rate and weight decay for this update.
+        t : int
+            The number of updates of this parameter so far, this one included, counted
+            from ``begin_num_update``.
+        """
         raise NotImplementedError('%s does not implement step()' % type(self).__name__)
 
     # ---- JSON form -------------------------------------------------------------------

@@ -29,6 +29,18 @@ class Dataset:
 
         The first ``len(self) % num_shards`` shards hold one sample more, as in Gluon.
         For equal parts (data-parallel training), sample with ``SplitSampler``.
+
+        Parameters
+        ----------
+        num_shards : int
+            The number of shards, at least 1.
+        index : int
+            Which shard, in ``[0, num_shards)``.
+
+        Returns
+        -------
+        Dataset
+            A view of the shard's samples; nothing is copied.
         """
         if not isinstance(num_shards, numbers.Integral) or num_shards < 1:
             raise DataArgumentError('shard: num_shards must be a positive int, got %r'
@@ -57,7 +69,18 @@ class Dataset:
     def transform(self, fn, lazy=True):
         """A data set whose samples are ``fn(*sample)`` (``fn(sample)`` for non-tuples).
 
-        With ``lazy=False`` every sample is transformed now and kept in memory.
+        Parameters
+        ----------
+        fn : callable
+            The transform; it receives the elements of a tuple sample as separate
+            arguments.
+        lazy : bool, default True
+            Transform each sample when it is read; with False every sample is
+            transformed now and kept in memory.
+
+        Returns
+        -------
+        Dataset
         """
         transformed = _LazyTransformDataset(self, fn)
         if lazy:
@@ -65,7 +88,20 @@ class Dataset:
         return SimpleDataset([transformed[i] for i in range(len(transformed))])
 
     def transform_first(self, fn, lazy=True):
-        """Apply ``fn`` to the first element of each sample (the data, not the label)."""
+        """Apply ``fn`` to the first element of each sample (the data, not the label).
+
+        Parameters
+        ----------
+        fn : callable
+            Maps the first element; the other elements pass through unchanged (a
+            sample that is not a tuple is passed to ``fn`` whole).
+        lazy : bool, default True
+            As in ``transform``.
+
+        Returns
+        -------
+        Dataset
+        """
         return self.transform(_TransformFirstClosure(fn), lazy)
 
 

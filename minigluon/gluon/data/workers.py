@@ -289,6 +289,24 @@ class WorkerPool:
         self.pids = [p.pid for p in self._processes]
 
     def submit(self, i, indices):
+        """Queue batch ``i`` on the worker with the fewest batches in flight.
+
+        The indices travel to the worker as JSON, together with a shared-memory ring
+        block (when one is known to fit) for the worker to write the batch into; collect
+        the batch with ``get(i)``.
+
+        Parameters
+        ----------
+        i : int
+            The batch's number, unique among the batches in flight.
+        indices : list of int or str
+            The sample indices the worker reads from the data set and batchifies.
+
+        Raises
+        ------
+        MXNetError
+            If an index is neither an integer nor a string.
+        """
         if not all(type(j) is int for j in indices):
             indices = [int(j) if isinstance(j, numbers.Integral) else j for j in indices]
         ring_name = self._lend_block()

@@ -23,6 +23,10 @@ class Activation(HybridBlock):
         return self._act_type
 
     def hybrid_forward(self, F, x):
+        """Apply the activation function elementwise.
+
+        Inputs: ``x`` of any shape. Outputs: the same shape.
+        """
         return F.Activation(x, act_type=self._act_type)
 
     def __repr__(self):
@@ -39,6 +43,10 @@ class LeakyReLU(HybridBlock):
         self._alpha = alpha
 
     def hybrid_forward(self, F, x):
+        """``x`` where ``x >= 0``, ``alpha * x`` elsewhere.
+
+        Inputs: ``x`` of any shape. Outputs: the same shape.
+        """
         return F.LeakyReLU(x, None, act_type='leaky', slope=self._alpha)
 
     def __repr__(self):
@@ -60,6 +68,11 @@ class PReLU(HybridBlock):
         self.alpha = Parameter('alpha', shape=(in_channels,), init=alpha_initializer)
 
     def hybrid_forward(self, F, x, alpha):
+        """``x`` where ``x >= 0``, ``alpha * x`` elsewhere, with the learned slopes ``alpha``.
+
+        Inputs: ``x`` of shape ``(N, C, ...)`` and the parameter ``alpha`` of shape ``(1,)`` or
+        ``(C,)`` (broadcast along axis 1). Outputs: the shape of ``x``.
+        """
         return F.LeakyReLU(x, alpha, act_type='prelu')
 
 
@@ -71,6 +84,10 @@ class ELU(HybridBlock):
         self._alpha = alpha
 
     def hybrid_forward(self, F, x):
+        """``x`` where ``x > 0``, ``alpha * (exp(x) - 1)`` elsewhere.
+
+        Inputs: ``x`` of any shape. Outputs: the same shape.
+        """
         return F.LeakyReLU(x, None, act_type='elu', slope=self._alpha)
 
 
@@ -78,6 +95,10 @@ class SELU(HybridBlock):
     """Scaled ELU with the self-normalizing constants of Klambauer et al. (2017)."""
 
     def hybrid_forward(self, F, x):
+        """``scale * ELU(x, alpha)`` with the fixed SELU constants.
+
+        Inputs: ``x`` of any shape. Outputs: the same shape.
+        """
         return F.LeakyReLU(x, None, act_type='selu')
 
 
@@ -85,6 +106,10 @@ class GELU(HybridBlock):
     """Gaussian error linear unit ``x * Phi(x)``."""
 
     def hybrid_forward(self, F, x):
+        """``x * Phi(x)``, Phi the standard normal CDF.
+
+        Inputs: ``x`` of any shape. Outputs: the same shape.
+        """
         return F.LeakyReLU(x, None, act_type='gelu')
 
 
@@ -96,4 +121,8 @@ class Swish(HybridBlock):
         self._beta = beta
 
     def hybrid_forward(self, F, x):
+        """``x * sigmoid(beta * x)``.
+
+        Inputs: ``x`` of any shape. Outputs: the same shape.
+        """
         return x * F.sigmoid(self._beta * x)

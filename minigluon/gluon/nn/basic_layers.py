@@ -55,6 +55,12 @@ class Sequential(_SequentialMixin, Block):
         super().hybridize(active, **kwargs)
 
     def forward(self, x, *args):
+        """Feed ``x`` through the children in order.
+
+        Inputs: ``x`` and optional extra arguments for the first child; a child returning a
+        tuple or list passes its first element as ``x`` and the rest as the extra arguments
+        of the next child. Outputs: the last child's output.
+        """
         return _chain(self._children.values(), x, args)
 
 
@@ -63,6 +69,12 @@ class HybridSequential(_SequentialMixin, HybridBlock):
     _summary_hides = True
 
     def hybrid_forward(self, F, x, *args):
+        """Feed ``x`` through the children in order.
+
+        Inputs: ``x`` and optional extra arguments for the first child; a child returning a
+        tuple or list passes its first element as ``x`` and the rest as the extra arguments
+        of the next child. Outputs: the last child's output.
+        """
         return _chain(self._children.values(), x, args)
 
 
@@ -95,6 +107,11 @@ class Concurrent(_ConcurrentMixin, Sequential):
     """
 
     def forward(self, x):
+        """Feed ``x`` to every child and concatenate the outputs along ``axis``.
+
+        Inputs: ``x``. Outputs: the children's outputs joined on ``axis``; they must agree
+        on every other axis. Raises MXNetError when there are no children.
+        """
         return self._concat(nd, x)
 
 
@@ -108,6 +125,11 @@ class HybridConcurrent(_ConcurrentMixin, HybridSequential):
     """
 
     def hybrid_forward(self, F, x):
+        """Feed ``x`` to every child and concatenate the outputs along ``axis``.
+
+        Inputs: ``x``. Outputs: the children's outputs joined on ``axis``; they must agree
+        on every other axis. Raises MXNetError when there are no children.
+        """
         return self._concat(F, x)
 
 
@@ -115,6 +137,10 @@ class Identity(HybridBlock):
     """Returns its input unchanged: the skip path beside others in a ``HybridConcurrent``."""
 
     def hybrid_forward(self, F, x):
+        """Return ``x`` itself.
+
+        Inputs: ``x``. Outputs: ``x``.
+        """
         return x
 
 
@@ -165,6 +191,13 @@ class Dense(HybridBlock):
         self.weight.shape = (self._units, in_units)
 
     def hybrid_forward(self, F, x, weight, bias=None):
+        """``activation(dot(x, weight.T) + bias)``.
+
+        Inputs: ``x`` of shape ``(batch, ...)`` with ``flatten`` (the trailing axes are
+        collapsed into ``in_units``), else ``(..., in_units)``; ``weight`` ``(units, in_units)``
+        and ``bias`` ``(units,)`` or None. Outputs: ``(batch, units)``, or ``(..., units)``
+        without ``flatten``.
+        """
         out = F.FullyConnected(x, weight, bias, num_hidden=self._units, no_bias=bias is None,
                                flatten=self._flatten)
         return self.act(out) if self.act is not None else out
@@ -190,6 +223,11 @@ class Dropout(HybridBlock):
         self._axes = tuple(axes)
 
     def hybrid_forward(self, F, x):
+        """Zero elements with probability ``rate`` while training and scale the rest by
+        ``1 / (1 - rate)``; pass ``x`` through otherwise.
+
+        Inputs: ``x`` of any shape. Outputs: the same shape.
+        """
         if self._rate == 0:
             return x
         return F.Dropout(x, p=self._rate, axes=self._axes)
@@ -257,6 +295,12 @@ class BatchNorm(HybridBlock):
         super().cast(dtype)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        """Normalize ``x`` with the batch's statistics while training (updating the running
+        ones), else with the running statistics, then scale by ``gamma`` and shift by ``beta``.
+
+        Inputs: ``x`` with ``C`` channels on ``axis``, and the ``(C,)`` parameters ``gamma``,
+        ``beta``, ``running_mean``, ``running_var``. Outputs: the shape of ``x``.
+        """
         return F.BatchNorm(x, gamma, beta, running_mean, running_var, **self._kwargs)
 
     def __repr__(self):
@@ -268,6 +312,10 @@ class BatchNormReLU(BatchNorm):
     the same). Takes the parameters of ``BatchNorm``."""
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        """``relu(BatchNorm(x))``.
+
+        Inputs: as ``BatchNorm.hybrid_forward``. Outputs: the shape of ``x``.
+        """
         return F.relu(super().hybrid_forward(F, x, gamma, beta, running_mean, running_var))
 
 
@@ -295,6 +343,12 @@ class LayerNorm(HybridBlock):
         self.gamma.shape = self.beta.shape = (x.shape[self._kwargs['axis']],)
 
     def hybrid_forward(self, F, x, gamma, beta):
+        """Normalize each sample over ``axis`` to mean 0 and variance 1, then scale by ``gamma``
+        and shift by ``beta``.
+
+        Inputs: ``x`` with ``C`` entries on ``axis``, ``gamma`` and ``beta`` of shape ``(C,)``.
+        Outputs: the shape of ``x``.
+        """
         return F.LayerNorm(x, gamma, beta, axis=self._kwargs['axis'], eps=self._kwargs['eps'])
 
     def __repr__(self):
@@ -314,6 +368,12 @@ class InstanceNorm(HybridBlock):
         self.gamma.shape = self.beta.shape = (x.shape[self._kwargs['axis']],)
 
     def hybrid_forward(self, F, x, gamma, beta):
+        """Normalize each channel of each sample over its spatial axes, then scale by ``gamma``
+        and shift by ``beta``.
+
+        Inputs: ``x`` of shape ``(N, ..., C on axis, ...)``, ``gamma`` and ``beta`` of shape
+        ``(C,)``. Outputs: the shape of ``x``.
+        """
         axis, eps = self._kwargs['axis'], self._kwargs['eps']
         if axis % x.ndim == 1:
             return F.InstanceNorm(x, gamma, beta, eps=eps)
@@ -353,6 +413,12 @@ class GroupNorm(HybridBlock):
         _add_affine(self, center, scale, beta_initializer, gamma_initializer, num_groups)
 
     def hybrid_forward(self, F, x, gamma, beta):
+        """Normalize each group of channels of each sample, then scale by ``gamma`` and shift by
+        ``beta``, one entry per group.
+
+        Inputs: ``x`` of shape ``(N, C, ...)`` with ``C`` divisible by ``num_groups``,
+        ``gamma`` and ``beta`` of shape ``(num_groups,)``. Outputs: the shape of ``x``.
+        """
         return F.GroupNorm(x, gamma, beta, num_groups=self._kwargs['num_groups'],
                            eps=self._kwargs['eps'])
 
@@ -376,6 +442,11 @@ class Embedding(HybridBlock):
                                 dtype=dtype)
 
     def hybrid_forward(self, F, x, weight):
+        """Look up the rows of ``weight`` at the indices ``x``.
+
+        Inputs: ``x`` of any shape holding indices in ``[0, input_dim)``, ``weight`` of shape
+        ``(input_dim, output_dim)``. Outputs: ``x.shape + (output_dim,)``.
+        """
         return F.Embedding(x, weight, input_dim=self._input_dim, output_dim=self._output_dim)
 
     def __repr__(self):
@@ -386,6 +457,10 @@ class Flatten(HybridBlock):
     """Collapses all axes but the first: ``(N, ...)`` -> ``(N, prod(...))``."""
 
     def hybrid_forward(self, F, x):
+        """Collapse every axis but the first.
+
+        Inputs: ``(N, d1, d2, ...)``. Outputs: ``(N, d1 * d2 * ...)``.
+        """
         return F.flatten(x)
 
     def __repr__(self):
@@ -416,6 +491,10 @@ class Lambda(Block):
         self._func_impl = function
 
     def forward(self, *args):
+        """Call the wrapped function on the inputs.
+
+        Inputs: any positional arguments. Outputs: whatever the function returns.
+        """
         return self._func_impl(*args)
 
     def __repr__(self):
@@ -440,6 +519,11 @@ class HybridLambda(HybridBlock):
                              % type(function).__name__)
 
     def hybrid_forward(self, F, x, *args):
+        """Call the wrapped function as ``function(F, x, *args)``.
+
+        Inputs: ``x`` and any further positional arguments. Outputs: whatever the function
+        returns.
+        """
         return self._func(F, x, *args)
 
     def __repr__(self):

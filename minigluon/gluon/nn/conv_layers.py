@@ -384,6 +384,10 @@ class ReflectionPad2D(HybridBlock):
         self._padding = padding
 
     def hybrid_forward(self, F, x):
+        """Pad the two spatial axes by reflecting ``x`` at its borders (the edge not repeated).
+
+        Inputs: ``(N, C, H, W)``. Outputs: ``(N, C, H + top + bottom, W + left + right)``.
+        """
         return F.pad(x, mode='reflect', pad_width=self._padding)
 
     def __repr__(self):

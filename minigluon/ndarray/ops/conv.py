@@ -51,6 +51,19 @@ class Geometry:
         self.groups = int(groups)
 
     def out_size(self, in_size):
+        """The spatial output size for the spatial input size ``in_size``.
+
+        Each axis gives ``(n + 2*pad - dilate*(kernel - 1) - 1) // stride + 1``.
+
+        Parameters
+        ----------
+        in_size : tuple of int
+            The input's spatial dimensions, one per kernel dimension.
+
+        Returns
+        -------
+        tuple of int
+        """
         return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, s, p, d in
                      zip(in_size, self.kernel, self.stride, self.pad, self.dilate))
 

@@ -111,7 +111,7 @@ def transpose(xp, data, axes=None):
 
 @register('swapaxes')
 def swapaxes(xp, data, dim1=0, dim2=0):
-    """Exchange two axes."""
+    """Exchange axes ``dim1`` and ``dim2`` (both default to 0, a no-op)."""
     return xp.swapaxes(data, dim1, dim2), lambda dy: (xp.swapaxes(dy, dim1, dim2),)
 
 

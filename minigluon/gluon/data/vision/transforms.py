@@ -49,6 +49,21 @@ class Transform:
         return self.forward(x)
 
     def forward(self, data):
+        """Apply the transform to one raw array; subclasses implement it.
+
+        Calling the transform wraps this: an NDArray argument is unwrapped, transformed on
+        its own device and wrapped again.
+
+        Parameters
+        ----------
+        data : numpy.ndarray or cupy.ndarray
+            The sample, usually an HWC image (or a CHW tensor for the tensor transforms).
+
+        Returns
+        -------
+        numpy.ndarray or cupy.ndarray
+            The transformed sample.
+        """
         raise NotImplementedError
 
     def hybridize(self, *args, **kwargs):
@@ -480,19 +495,61 @@ def _gray(xp, data):
 
 
 def adjust_brightness(data, alpha):
-    """``x * alpha``."""
+    """Scale brightness: ``x * alpha``.
+
+    Parameters
+    ----------
+    data : numpy.ndarray or cupy.ndarray
+        An HWC RGB image (or a batch of them), any dtype.
+    alpha : float
+        The factor; 1 leaves the image unchanged.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        The adjusted image in ``data``'s dtype; integer images are clipped to the
+        dtype's range.
+    """
     return _like_input(_as_float(data) * np.float32(alpha), data)
 
 
 def adjust_contrast(data, alpha):
-    """Blend with the image's mean luma: ``x * alpha + mean_gray * (1 - alpha)``."""
+    """Blend with the image's mean luma: ``x * alpha + mean_gray * (1 - alpha)``.
+
+    Parameters
+    ----------
+    data : numpy.ndarray or cupy.ndarray
+        An HWC RGB image (or a batch of them), any dtype.
+    alpha : float
+        The factor; 1 leaves the image unchanged.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        The adjusted image in ``data``'s dtype; integer images are clipped to the
+        dtype's range.
+    """
     x = _as_float(data)
     mean = _gray(_array_module(x), x).mean(axis=(-3, -2, -1), keepdims=True)
     return _like_input(x * np.float32(alpha) + mean * np.float32(1 - alpha), data)
 
 
 def adjust_saturation(data, alpha):
-    """Blend with the per-pixel luma: ``x * alpha + gray * (1 - alpha)``."""
+    """Blend with the per-pixel luma: ``x * alpha + gray * (1 - alpha)``.
+
+    Parameters
+    ----------
+    data : numpy.ndarray or cupy.ndarray
+        An HWC RGB image (or a batch of them), any dtype.
+    alpha : float
+        The factor; 1 leaves the image unchanged.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        The adjusted image in ``data``'s dtype; integer images are clipped to the
+        dtype's range.
+    """
     x = _as_float(data)
     gray = _gray(_array_module(x), x)
     return _like_input(x * np.float32(alpha) + gray * np.float32(1 - alpha), data)
@@ -527,7 +584,21 @@ _EIGVEC = np.array([[-0.5675, 0.7192, 0.4009],
 
 
 def adjust_lighting(data, alpha_rgb):
-    """AlexNet's PCA lighting noise: add ``eigvec @ (alpha_rgb * eigval)`` to every pixel."""
+    """AlexNet's PCA lighting noise: add ``eigvec @ (alpha_rgb * eigval)`` to every pixel.
+
+    Parameters
+    ----------
+    data : numpy.ndarray or cupy.ndarray
+        An HWC RGB image (or a batch of them), any dtype.
+    alpha_rgb : sequence of 3 floats
+        The weights of the three principal components of ImageNet's RGB values.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        The adjusted image in ``data``'s dtype; integer images are clipped to the
+        dtype's range.
+    """
     xp = _array_module(data)
     shift = _EIGVEC @ (np.asarray(alpha_rgb, dtype=np.float32) * _EIGVAL)
     return _like_input(_as_float(data) + xp.asarray(shift), data)
