@@ -330,9 +330,17 @@ class Block:
         self.collect_params().initialize(init, ctx, verbose, force_reinit)
 
     def zero_grad(self):
+        """Set the gradients of every parameter of this Block and its children to 0."""
         self.collect_params().zero_grad()
 
     def reset_ctx(self, ctx):
+        """Move every parameter (data and gradient) to ``ctx``.
+
+        Parameters
+        ----------
+        ctx : Context or list of Context
+            The new context(s); values are copied, nothing is re-initialized.
+        """
         self.collect_params().reset_ctx(ctx)
 
     def cast(self, dtype):
@@ -456,6 +464,17 @@ class Block:
         return out
 
     def forward(self, *args):
+        """Compute the Block's output; subclasses override this.
+
+        Parameters
+        ----------
+        *args : NDArray
+            The inputs.
+
+        Returns
+        -------
+        NDArray or nested list of NDArray
+        """
         raise NotImplementedError('%s must define forward()' % type(self).__name__)
 
     def summary(self, *inputs):
@@ -656,6 +675,19 @@ class HybridBlock(Block):
                 p._finish_deferred_init()
 
     def forward(self, x, *args, **kwargs):
+        """Run ``hybrid_forward`` with ``F`` = ``mx.nd`` and this Block's parameters.
+
+        Parameters
+        ----------
+        x : NDArray
+            The first input; its context picks the parameters' copies.
+        *args : NDArray
+            Further inputs.
+
+        Returns
+        -------
+        NDArray or nested list of NDArray
+        """
         if isinstance(x, np.ndarray):
             raise MXNetError('%s got a numpy array; convert inputs with nd.array(x, ctx=...)'
                              % type(self).__name__)
@@ -704,10 +736,34 @@ class HybridBlock(Block):
                 set_op_monitor(None)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
+        """The computation, written once with ``F`` (``mx.nd``) ops; subclasses override it.
+
+        Parameters
+        ----------
+        F : module
+            ``mx.nd``: minigluon runs every HybridBlock imperatively.
+        x : NDArray
+            The first input.
+        *args : NDArray
+            Further inputs.
+        **kwargs : NDArray
+            The Block's parameters, by attribute name, on ``x``'s context.
+
+        Returns
+        -------
+        NDArray or nested list of NDArray
+        """
         raise NotImplementedError('%s must define hybrid_forward(self, F, x, ...)'
                                   % type(self).__name__)
 
     def export(self, path, epoch=0, **kwargs):
+        """Refused: MXNet writes a symbolic graph here, which minigluon does not have.
+
+        Raises
+        ------
+        MXNetError
+            Always; it says to use ``save_parameters`` instead.
+        """
         raise MXNetError('export() writes a symbolic graph, which minigluon does not have; '
                          'save the weights with save_parameters() and rebuild the model in '
                          'Python to load them')

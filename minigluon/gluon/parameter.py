@@ -128,6 +128,7 @@ class Parameter:
     # ---- attributes ------------------------------------------------------------------
     @property
     def shape(self):
+        """The shape; 0 marks a dimension not known until the first forward."""
         return self._shape
 
     @shape.setter
@@ -148,6 +149,7 @@ class Parameter:
 
     @property
     def dtype(self):
+        """The numpy scalar type of the data (e.g. ``numpy.float32``)."""
         return self._dtype
 
     @dtype.setter
@@ -156,6 +158,7 @@ class Parameter:
 
     @property
     def grad_req(self):
+        """How backward writes the gradient: 'write' (replace), 'add' (accumulate) or 'null' (none)."""
         return self._grad_req
 
     @grad_req.setter
@@ -295,6 +298,17 @@ class Parameter:
         return self._check_and_get(self._grad, ctx)
 
     def list_grad(self):
+        """The gradient on every context, in the order of ``list_ctx()``.
+
+        Returns
+        -------
+        list of NDArray
+
+        Raises
+        ------
+        MXNetError
+            When the parameter has no gradient (``grad_req='null'``) or is not initialized.
+        """
         if self._data is not None and self._grad is None:
             raise MXNetError("%s has no gradient because grad_req='null'" % self._label())
         return self._check_and_get(self._grad, list)
@@ -427,6 +441,7 @@ class Constant(Parameter):
 
     @property
     def grad_req(self):
+        """Always 'null': a Constant never has a gradient."""
         return 'null'
 
     @grad_req.setter

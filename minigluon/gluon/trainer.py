@@ -109,10 +109,12 @@ class Trainer:
     # ---- properties -------------------------------------------------------------------
     @property
     def learning_rate(self):
+        """The optimizer's current learning rate (its scheduler's, when it has one)."""
         return self._optimizer.learning_rate
 
     @property
     def optimizer(self):
+        """The Optimizer the Trainer updates with (the servers run a copy of it when distributed)."""
         return self._optimizer
 
     def set_learning_rate(self, lr):

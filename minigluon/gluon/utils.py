@@ -226,6 +226,7 @@ class HookHandle:
 
     @property
     def id(self):
+        """The key of the hook in its Block's table of hooks."""
         return self._id
 
     def attach(self, hooks_dict, hook):
@@ -237,6 +238,7 @@ class HookHandle:
         self._hooks_dict_ref = weakref.ref(hooks_dict)
 
     def detach(self):
+        """Remove the hook from its Block; detaching twice does nothing."""
         hooks_dict = self._hooks_dict_ref() if self._hooks_dict_ref is not None else None
         if hooks_dict is not None:
             hooks_dict.pop(self._id, None)
