@@ -248,7 +248,7 @@ def test_groupnorm_errors_say_what_divides():
     layer.initialize()
     with pytest.raises(mx.MXNetError, match='C divisible by num_groups=4'):
         layer(nd.ones((2, 6, 3)))
-    with pytest.raises(mx.MXNetError, match='num_groups must be a positive int'):
+    with pytest.raises(mx.MXNetError, match='num_groups must be at least 1'):
         nn.GroupNorm(num_groups=0)
 
 
