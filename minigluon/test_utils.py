@@ -77,13 +77,14 @@ def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
                             rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=False):
+def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=False,
+                        use_broadcast=True):
     """Raise AssertionError naming the worst element when ``a`` and ``b`` differ.
 
     Parameters
     ----------
     a, b : NDArray, numpy.ndarray or scalar
-        The values to compare; their shapes must match.
+        The values to compare.
     rtol, atol : float, optional
         Relative and absolute tolerances, ``|a - b| <= atol + rtol * |b|``; by default
         from the dtype (float16 1e-2/1e-2, float32 1e-4/1e-5, float64 1e-7/1e-9).
@@ -91,6 +92,9 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=
         How the message names ``a`` and ``b``.
     equal_nan : bool, default False
         Whether NaNs in the same places count as equal.
+    use_broadcast : bool, default True
+        As in MXNet: shapes that broadcast against each other are compared after
+        broadcasting; with False the shapes must be equal.
 
     Raises
     ------
@@ -99,6 +103,11 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=
         exceeds the tolerance most.
     """
     a, b = _as_numpy(a), _as_numpy(b)
+    if a.shape != b.shape and use_broadcast:
+        try:
+            a, b = np.broadcast_arrays(a, b)
+        except ValueError:
+            pass
     if a.shape != b.shape:
         raise AssertionError('shape mismatch: %s %s vs %s %s' % (names[0], a.shape, names[1],
                                                                  b.shape))

@@ -14,6 +14,15 @@ def test_assert_almost_equal_passes_and_fails_with_location():
         test_utils.assert_almost_equal(np.zeros(2), np.zeros(3))
 
 
+def test_assert_almost_equal_broadcasts_as_mxnet_unless_told_not_to():
+    test_utils.assert_almost_equal(np.ones((1, 3, 2)), np.ones((3, 2)))
+    with pytest.raises(AssertionError, match=r'worst at index \(0, 2, 1\)'):
+        test_utils.assert_almost_equal(np.ones((1, 3, 2)), np.eye(3, 2) * 0 + np.array(
+            [[1, 1], [1, 1], [1, 0]]))
+    with pytest.raises(AssertionError, match='shape mismatch'):
+        test_utils.assert_almost_equal(np.ones((1, 3, 2)), np.ones((3, 2)), use_broadcast=False)
+
+
 def test_almost_equal_and_same():
     assert test_utils.almost_equal(np.array([1.0]), np.array([1.0 + 1e-9]))
     assert not test_utils.almost_equal(np.array([1.0]), np.array([1.1]))
