@@ -190,16 +190,16 @@ class FactorScheduler(LRScheduler):
             return self.get_warmup_lr(num_update)
         if self.count == 0:
             self._start_lr = self.base_lr  # to_config's base_lr: decays replay from it
-        # a loop, not an if: a resumed run may jump over several decays at once
+        # a loop, not an if: a resumed run may jump over several decays at once, which
+        # is one change of the rate and is logged once
+        before = self.base_lr
         while num_update > self.count + self.step:
             self.count += self.step
-            self.base_lr *= self.factor
-            if self.base_lr < self.stop_factor_lr:
-                self.base_lr = self.stop_factor_lr
-                _LOG.info('Update[%d]: learning rate reached its floor %0.5e',
-                          num_update, self.base_lr)
-            else:
-                _LOG.info('Update[%d]: learning rate changed to %0.5e', num_update, self.base_lr)
+            self.base_lr = max(self.base_lr * self.factor, self.stop_factor_lr)
+        if self.base_lr != before:
+            _LOG.info('Update[%d]: learning rate %s %0.5e', num_update,
+                      'reached its floor' if self.base_lr == self.stop_factor_lr
+                      else 'changed to', self.base_lr)
         return self.base_lr
 
     def _params(self):
@@ -248,10 +248,12 @@ class MultiFactorScheduler(LRScheduler):
             return self.get_warmup_lr(num_update)
         if self.cur_step_ind == 0:
             self._start_lr = self.base_lr  # to_config's base_lr: decays replay from it
+        before = self.base_lr
         while self.cur_step_ind < len(self.step) and num_update > self.step[self.cur_step_ind]:
             self.count = self.step[self.cur_step_ind]
             self.cur_step_ind += 1
             self.base_lr *= self.factor
+        if self.base_lr != before:  # once, however many steps a resumed run jumped over
             _LOG.info('Update[%d]: learning rate changed to %0.5e', num_update, self.base_lr)
         return self.base_lr
 

@@ -221,3 +221,42 @@ def test_register_custom_scheduler():
 
 def test_exposed_on_package():
     assert mx.lr_scheduler is lrs
+
+
+@pytest.mark.parametrize('make', [lambda: lrs.FactorScheduler(step=3, factor=0.1, base_lr=1.0),
+                                  lambda: lrs.MultiFactorScheduler(step=[2, 4, 6], factor=0.1,
+                                                                   base_lr=1.0)])
+def test_a_jump_over_several_decays_is_logged_once(make, caplog):
+    sched = make()
+    with caplog.at_level('INFO', logger='minigluon.lr_scheduler'):
+        assert sched(10) == pytest.approx(1e-3)
+        assert sched(10) == pytest.approx(1e-3)
+    assert [r.getMessage() for r in caplog.records] == [
+        'Update[10]: learning rate changed to 1.00000e-03']
+
+
+def test_trainer_load_states_logs_the_resumed_rate_once(tmp_path, caplog):
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize()
+
+    def trainer():
+        return mx.gluon.Trainer(net.collect_params(), 'sgd', {
+            'learning_rate': 0.1,
+            'lr_scheduler': lrs.FactorScheduler(step=1, factor=0.5, base_lr=0.1)})
+
+    def step(t):
+        with mx.autograd.record():
+            y = net(mx.nd.ones((1, 3)))
+        y.backward()
+        t.step(1)
+
+    first = trainer()
+    for _ in range(3):
+        step(first)
+    first.save_states(str(tmp_path / 'run.states'))
+    resumed = trainer()
+    resumed.load_states(str(tmp_path / 'run.states'))
+    with caplog.at_level('INFO', logger='minigluon.lr_scheduler'):
+        step(resumed)
+    assert [r.getMessage() for r in caplog.records] == [
+        'Update[4]: learning rate changed to 1.25000e-02']
