@@ -42,6 +42,13 @@ def create(name='local'):
 
 
 def check_key(key):
+    """A kvstore key as stored: an int (numpy integers too) or a str.
+
+    Raises
+    ------
+    MXNetError
+        For any other type (bool included).
+    """
     if isinstance(key, bool) or not isinstance(key, (numbers.Integral, str)):
         raise MXNetError('kvstore keys must be int or str, got %r (%s)'
                          % (key, type(key).__name__))
@@ -128,23 +135,52 @@ class KVStoreBase:
 
     @property
     def type(self):
+        """The store's type name, as given to ``mx.kv.create``."""
         return self._type
 
     @property
     def rank(self):
+        """This worker's rank among the job's workers (0 in one process)."""
         return 0
 
     @property
     def num_workers(self):
+        """How many workers the job has (1 in one process)."""
         return 1
 
     def init(self, key, value):
+        """Give ``key`` (or each key of a list) its first value.
+
+        Parameters
+        ----------
+        key : int, str or list
+        value : NDArray or list of NDArray
+        """
         raise NotImplementedError
 
     def push(self, key, value, priority=0):
+        """Send ``value`` (one NDArray, or one per device, summed) to be added into ``key``.
+
+        Parameters
+        ----------
+        key : int, str or list
+        value : NDArray, list of NDArray, or a list of those per key
+        priority : int
+            Higher goes first where the store orders its traffic.
+        """
         raise NotImplementedError
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copy the current value of ``key`` into ``out`` (every array of a list).
+
+        Parameters
+        ----------
+        key : int, str or list
+        out : NDArray or list of NDArray
+        priority : int
+        ignore_sparse : bool
+            MXNet's flag; every array is dense here.
+        """
         raise NotImplementedError
 
     def pushpull(self, key, value, out=None, priority=0):
@@ -192,15 +228,19 @@ class KVStoreBase:
         self.pull(key, out, priority)
 
     def set_optimizer(self, optimizer):
+        """Run ``optimizer`` inside the store (on the servers when distributed) on every push."""
         raise NotImplementedError
 
     def set_gradient_compression(self, compression_params):
+        """Compress pushed gradients, e.g. ``{'type': '2bit', 'threshold': 0.5}``."""
         raise NotImplementedError
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Write the store's optimizer states (and the optimizer with ``dump_optimizer``) to ``fname``."""
         raise NotImplementedError
 
     def load_optimizer_states(self, fname):
+        """Read optimizer states that ``save_optimizer_states`` wrote."""
         raise NotImplementedError
 
     def barrier(self):

@@ -111,6 +111,20 @@ class Config:
 
     @classmethod
     def from_env(cls, env=None, role=None):
+        """The configuration of this process from the ``DMLC_*``/``PS_*`` variables of ``env``.
+
+        Parameters
+        ----------
+        env : mapping, optional
+            ``os.environ`` by default.
+        role : str, optional
+            'scheduler', 'server' or 'worker'; ``DMLC_ROLE`` by default.
+
+        Raises
+        ------
+        MXNetError
+            Naming each missing or malformed variable.
+        """
         env = os.environ if env is None else env
         role = role or _get(env, 'DMLC_ROLE', required=True)
         if role not in ROLES:

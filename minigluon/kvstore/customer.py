@@ -29,6 +29,7 @@ class Ticket:
             self.done.set()
 
     def first_error(self):
+        """The first error a server answered this request with, or None."""
         return next((r.err for r in self.responses if r is not None and r.err), None)
 
 

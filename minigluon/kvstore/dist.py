@@ -53,10 +53,12 @@ class DistKVStore(KVStoreBase):
     # ---- identity ----------------------------------------------------------------------
     @property
     def rank(self):
+        """This worker's rank (``0..num_workers-1``), assigned by the scheduler."""
         return self._node.my_rank
 
     @property
     def num_workers(self):
+        """The job's number of workers (``DMLC_NUM_WORKER``)."""
         return self._node.book['num_workers']
 
     @property

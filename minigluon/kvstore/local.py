@@ -119,6 +119,13 @@ class LocalKVStore(KVStoreBase):
         atomic_write(fname, lambda f: f.write(blob))
 
     def load_optimizer_states(self, fname):
+        """Read the optimizer states ``save_optimizer_states`` wrote into the store's updater.
+
+        Raises
+        ------
+        MXNetError
+            When no optimizer has been set.
+        """
         if self._updater is None or not hasattr(self._updater, 'set_states'):
             raise MXNetError('load_optimizer_states: call set_optimizer first')
         with open(fname, 'rb') as f:

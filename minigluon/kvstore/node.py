@@ -29,6 +29,7 @@ def describe(node):
 
 
 def setup_logging(cfg):
+    """Send the kvstore's log lines to stderr with a time stamp, once per process."""
     if not log.handlers:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter('[%(asctime)s] %(name)s: %(message)s',

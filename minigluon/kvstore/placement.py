@@ -13,6 +13,9 @@ Part = namedtuple('Part', 'index server start stop')
 
 
 def stable_hash(key):
+    """A hash of ``key`` that is the same in every process (Python's ``hash`` of a str is not),
+    so every worker places a key on the same server.
+    """
     tag = ('i:%d' % key) if isinstance(key, int) else ('s:' + key)
     return int.from_bytes(hashlib.sha1(tag.encode('utf-8')).digest()[:8], 'little')
 

@@ -16,6 +16,10 @@ from .wire import Message
 
 
 class Scheduler:
+    """The scheduler node: registers servers and workers, gives out ranks and addresses,
+    runs barriers, and watches heartbeats so a lost node stops the job loudly.
+    """
+
     def __init__(self, cfg):
         setup_logging(cfg)
         self.cfg = cfg

@@ -42,8 +42,10 @@ class TestStore(KVStoreBase):
 
     @property
     def type(self):
+        """'teststore'."""
         return 'teststore'
 
     def set_optimizer(self, optimizer):
+        """Refused: this store only sums, so the Trainer updates on the devices."""
         raise NotImplementedError('TestStore cannot run an optimizer; use '
                                   'update_on_kvstore=False')

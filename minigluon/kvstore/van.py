@@ -123,6 +123,7 @@ class Van:
 
     # ---- called from any thread ------------------------------------------------------------
     def start(self):
+        """Start the I/O thread that sends and receives for this node."""
         self._thread.start()
 
     def connect(self, peer, host, port):
@@ -156,6 +157,7 @@ class Van:
         self.call_soon(lambda: self._timers.append([time.monotonic() + period, period, fn]))
 
     def stop(self, timeout=5.0):
+        """Stop the I/O thread (waiting up to ``timeout`` s) and close the sockets."""
         self._stop = True
         self._wake()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:

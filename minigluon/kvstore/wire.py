@@ -47,6 +47,7 @@ class Message:
 
 
 def encode_key(key):
+    """A key as JSON for a header: ``['i', n]`` for an int, ``['s', text]`` for a str."""
     return None if key is None else (['i', key] if isinstance(key, int) else ['s', key])
 
 
