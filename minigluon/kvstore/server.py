@@ -225,7 +225,8 @@ class Server(Node):
             return
         rank = self._rank(msg)
         pushed_round = slot.worker_round.get(rank)
-        if self.sync and pushed_round is not None and slot.round <= pushed_round:
+        rounds = self.sync or slot.plain  # allreduce keys sum in rounds under dist_async too
+        if rounds and pushed_round is not None and slot.round <= pushed_round:
             slot.pulls.append((msg.src, msg.req, pushed_round))
             return
         self._send_value(msg.src, msg.req, msg.key, msg.part, slot)
