@@ -161,6 +161,13 @@ class Trainer:
         elif kv.type.startswith('dist_async') and not update_on_kvstore:
             raise MXNetError("Trainer: kvstore '%s' applies updates on the servers as they "
                              'arrive; it needs update_on_kvstore=True' % kv.type)
+        elif kv.restarts_allowed and not update_on_kvstore:
+            raise MXNetError('Trainer: this job replaces a dead worker (PS_WORKER_RECOVERY_'
+                             "TIMEOUT, which the launcher's --max-restarts sets), but with "
+                             'update_on_kvstore=False the optimizer state lives in each worker '
+                             'and a replacement could not get it back; keep the optimizer on '
+                             'the servers (update_on_kvstore=True, the default) or launch '
+                             'without --max-restarts')
         self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
         if kv is not None:
             if self._compression_params:
@@ -182,11 +189,47 @@ class Trainer:
         before the keys means no push can reach a server that lacks it.
         """
         kv = self._kvstore
+        if kv.is_recovery:
+            self._rejoin_store()
+            return
         if self._update_on_kvstore:
             kv.set_optimizer(self._optimizer)
         for key, p in zip(self._keys, self._params):
             kv.init(key, p.list_data()[0])
             kv.pull(key, p.list_data())
+
+    def _rejoin_store(self):
+        """In a replacement worker the servers hold the weights, the optimizer and its
+        state: take the optimizer, and resume every trained key at the first step whose
+        pushes from this rank the servers do not all hold (the one its predecessor died
+        in), with the weights from before that step."""
+        kv = self._kvstore
+        for key, p in zip(self._keys, self._params):
+            kv.init(key, p.list_data()[0])  # what the servers hold stays
+        trained = [k for k, p in zip(self._keys, self._params) if p.grad_req != 'null']
+        steps = min((kv.num_pushes(k) for k in trained), default=0)
+        for key in trained:
+            kv.resume(key, steps)  # a push of that step the servers hold is not counted twice
+        for key, p in zip(self._keys, self._params):
+            kv.pull(key, p.list_data())
+        optimizer = kv.get_optimizer()
+        optimizer.param_dict = self._optimizer.param_dict
+        optimizer.num_update = steps
+        optimizer._index_update_count = dict.fromkeys(trained, steps)
+        self._optimizer = optimizer
+
+    def recover(self):
+        """In a worker that replaces a dead one (``kvstore.is_recovery``), take from the
+        servers now, instead of at the first ``step``, the weights as the job has them,
+        the optimizer (its state stays on the servers) and the update count, and return
+        that count: the number of steps the job has completed, where the program resumes.
+        The parameters' shapes must be known (run a forward pass first)."""
+        self._init_kvstore()
+        if self._kvstore is None or not self._kvstore.is_recovery:
+            raise MXNetError('Trainer.recover() is for a worker that replaces a dead one '
+                             '(kvstore.is_recovery); this one starts with the job')
+        self._make_ready()
+        return self._optimizer.num_update
 
     def _rescale(self, batch_size):
         workers = self._kvstore.num_workers if self._kvstore is not None else 1

@@ -85,6 +85,16 @@ class KVStoreBase:
     def num_workers(self):
         return 1
 
+    @property
+    def is_recovery(self):
+        """True in a worker that replaces a dead one of its job (distributed stores)."""
+        return False
+
+    @property
+    def restarts_allowed(self):
+        """True when a dead worker of the job may be replaced (distributed stores)."""
+        return False
+
     def init(self, key, value):
         raise NotImplementedError
 

@@ -80,13 +80,11 @@ class DistKVStore(KVStoreBase):
 
     @property
     def is_recovery(self):
-        """True in a worker that replaces a dead one of the job (same rank)."""
         return bool(self._node.book.get('recovery'))
 
     @property
     def restarts_allowed(self):
-        """True when a dead worker of this job may be replaced (PS_WORKER_RECOVERY_TIMEOUT)."""
-        return self._node.cfg.recovery_timeout > 0
+        return self._node.cfg.recovery_timeout > 0  # PS_WORKER_RECOVERY_TIMEOUT
 
     # ---- where this rank is in the job (a replacement resumes from there) -----------------
     def num_pushes(self, key):

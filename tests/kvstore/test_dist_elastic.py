@@ -6,9 +6,13 @@ import re
 import signal
 import time
 
+import numpy as np
 import pytest
 
+from minigluon import autograd, gluon, nd
+
 from .cluster import Cluster, alive_with
+from .test_dist_trainer import MODEL
 
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 
@@ -230,4 +234,79 @@ def test_no_replacement_in_time_stops_the_job_naming_the_worker(tmp_path):
             assert re.search(r'worker 1 \(pid %d .*PS_WORKER_RECOVERY_TIMEOUT' % pid, out), \
                 '%s:\n%s' % (name, out)
         assert 'waits up to 2 s for a new process' in job.output('scheduler')
+    assert not alive_with(job.marker), 'processes outlived the job'
+
+
+TRAINER = MODEL + '''
+import json, os, time
+from minigluon import kv
+from minigluon.base import MXNetError
+store = kv.create('dist_sync')
+net = build()
+try:   # the optimizer state on the workers could not be recovered: refused
+    gluon.Trainer(net.collect_params(), 'sgd', kvstore=store, update_on_kvstore=False).step(1)
+except MXNetError as exc:
+    print('REFUSED', exc, flush=True)
+trainer = gluon.Trainer(net.collect_params(), 'sgd',
+                        {'learning_rate': 0.5, 'momentum': 0.9, 'wd': 0.01}, kvstore=store)
+first, b = 0, 5
+if store.is_recovery:
+    first = trainer.recover()
+    print('RECOVERED', json.dumps([first, trainer.learning_rate]), flush=True)
+lo, hi = store.rank * b, (store.rank + 1) * b
+loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+for step, (x, y) in enumerate(batches(6, b, store.num_workers)):
+    if step < first:
+        continue
+    if os.path.exists('hold-%d-step-%d' % (store.rank, step)):
+        print('HOLDING step', step, flush=True)
+        time.sleep(60)
+    if step == 2:
+        trainer.set_learning_rate(0.25)
+    with autograd.record():
+        loss = loss_fn(net(nd.array(x[lo:hi])), nd.array(y[lo:hi]))
+    loss.backward()
+    trainer.step(hi - lo)
+print('RESULT', json.dumps({k: v.data().asnumpy().tolist()
+                            for k, v in net.collect_params().items()}))
+'''
+
+
+def _trainer_reference():
+    scope = {}
+    exec(compile(MODEL, 'model', 'exec'), scope)  # the very code the workers run
+    net = scope['build']()
+    trainer = gluon.Trainer(net.collect_params(), 'sgd',
+                            {'learning_rate': 0.5, 'momentum': 0.9, 'wd': 0.01}, kvstore=None)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    for step, (x, y) in enumerate(scope['batches'](6, 5, 2)):
+        if step == 2:
+            trainer.set_learning_rate(0.25)
+        with autograd.record():
+            loss = loss_fn(net(nd.array(x)), nd.array(y))
+        loss.backward()
+        trainer.step(10)
+    return {k: v.data().asnumpy() for k, v in net.collect_params().items()}
+
+
+def test_a_replaced_worker_0_trains_on_from_the_servers_weights_and_optimizer(tmp_path):
+    env = dict(ENV, KIND='dist_sync')
+    with Cluster(tmp_path, TRAINER, num_workers=2, num_servers=2, env=env) as job:
+        touch(job, 'hold-0-step-4')   # worker 0 dies before its pushes of step 4
+        wait_for(job, 'worker:0', 'HOLDING step 4')
+        job.procs['worker:0'].send_signal(signal.SIGKILL)
+        job.procs['worker:0'].wait(10)
+        unlink(job, 'hold-0-step-4')
+        job.start_worker(0, 'worker:0 #1')
+        finish(job, ['scheduler', 'server:0', 'server:1', 'worker:1', 'worker:0 #1'])
+        # it took the step count and the learning rate set at step 2 from the servers
+        assert lines(job, 'worker:0 #1', 'RECOVERED') == [[4, 0.25]]
+        assert 'update_on_kvstore=False the optimizer state lives in each worker' in \
+            job.output('worker:1')
+        # its init did not overwrite the servers' weights: exactly an undisturbed run's
+        expected = _trainer_reference()
+        got = [lines(job, name, 'RESULT')[0] for name in ('worker:0 #1', 'worker:1')]
+        assert got[0] == got[1]
+        for name, value in expected.items():
+            np.testing.assert_allclose(got[0][name], value, rtol=2e-5, atol=1e-6, err_msg=name)
     assert not alive_with(job.marker), 'processes outlived the job'
