@@ -21,14 +21,20 @@ def bootstrap_argv(python, *args):
 
 def start_task(supervisor, job, task, *, cwd=None, via=(), notes=None):
     """Start ``task`` through the bootstrap, here with this Python, or with ``via``, an
-    ssh command, on ``task.host`` with its python3."""
-    spec = {'argv': job.command, 'cwd': cwd or os.getcwd(), 'env': job.environment(task)}
+    ssh command, on ``task.host`` with its python3. A worker can be started again the
+    same way (``--max-restarts``)."""
+    cwd = cwd or os.getcwd()
+    spec = {'argv': job.command, 'cwd': cwd, 'env': job.environment(task)}
     if via:
         argv = [*via, shlex.join(bootstrap_argv('python3'))]
     else:
         argv = bootstrap_argv(sys.executable)
+
+    def again():
+        return start_task(supervisor, job, task, cwd=cwd, via=via, notes=notes)
     return supervisor.spawn(task.label, argv, payload=json.dumps(spec).encode() + b'\n',
-                            where=str(task.host or 'this host'), notes=notes)
+                            where=str(task.host or 'this host'), notes=notes,
+                            restart=again if task.role == 'worker' else None)
 
 
 def launch(job, supervisor, options):

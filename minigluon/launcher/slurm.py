@@ -115,11 +115,18 @@ def launch(job, supervisor, options):
     for task in job.tasks:
         if task.host is None:
             start_task(supervisor, job, task)
-            continue
+        else:
+            start_step(supervisor, job, task, spec)
 
-        def relabel(line, label=task.label):
-            return label, None if _TASK_ENDED.match(line) else line
 
-        supervisor.spawn(task.label, srun_argv(task) + bootstrap_argv('python3'),
-                         payload=spec, env=step_environment(job, task),
-                         where=task.host.name, relabel=relabel)
+def start_step(supervisor, job, task, spec):
+    """Start ``task`` as a job step on its node (again for a worker: --max-restarts)."""
+    def relabel(line):
+        return task.label, None if _TASK_ENDED.match(line) else line
+
+    def again():
+        return start_step(supervisor, job, task, spec)
+    return supervisor.spawn(task.label, srun_argv(task) + bootstrap_argv('python3'),
+                            payload=spec, env=step_environment(job, task),
+                            where=task.host.name, relabel=relabel,
+                            restart=again if task.role == 'worker' else None)
