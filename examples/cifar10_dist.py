@@ -15,6 +15,12 @@ part of the training set (SplitSampler) and every worker reports the same test
 accuracy each epoch, in the tutorial's format ``Epoch 0: Test_acc 0.467400``. When the
 real CIFAR-10 is absent and cannot be downloaded, a synthetic stand-in in the same
 file format is generated (datasets/make_synthetic.py) and the program says so.
+
+With ``tools/launch.py --max-restarts N``, a worker that dies is started again and
+carries on at the epoch and batch where the job is (the servers keep count), so that
+every step still gets one gradient from every worker: the order of an epoch's
+samples and their random augmentation depend only on the seed, the epoch and the
+sample.
 """
 import argparse
 import json
@@ -103,6 +109,23 @@ def load_data(args):
     return CIFAR10(root=root, train=True), CIFAR10(root=root, train=False)
 
 
+class Augmented(gluon.data.Dataset):
+    """``data`` with ``transform`` applied to its images, whose random draws are seeded
+    by (seed, epoch, index): any process makes the same samples, a replacement worker
+    or a DataLoader worker process as well."""
+
+    def __init__(self, data, transform, seed, epoch):
+        self._data, self._transform, self._seed, self._epoch = data, transform, seed, epoch
+
+    def __len__(self):
+        return len(self._data)
+
+    def __getitem__(self, idx):
+        np.random.seed([self._seed, self._epoch, idx])
+        image, label = self._data[idx]
+        return self._transform(image), label
+
+
 def build_net(args, ctx):
     kwargs = {'classes': 10}
     if args.model.startswith('resnet'):
@@ -120,11 +143,20 @@ def optimizer_params(args):
 
 
 def average_batchnorm_statistics(net, store, ctx):
-    """Every worker evaluates with the same running statistics (their average)."""
-    for name, param in sorted(net.collect_params().items()):
-        if name.endswith('running_mean') or name.endswith('running_var'):
-            store.allreduce('bn-stats:' + name, param.data(ctx[0]), out=param.list_data(),
-                            average=True)
+    """Every worker keeps the same BatchNorm running statistics: their average after
+    each step (one allreduce of them all). Every worker evaluates with them, and a
+    worker that replaces a dead one takes them from the servers."""
+    params = [p for name, p in sorted(net.collect_params().items())
+              if name.endswith('running_mean') or name.endswith('running_var')]
+    if not params:
+        return
+    flat = nd.concat(*[p.data(ctx[0]).reshape((-1,)) for p in params], dim=0)
+    store.allreduce('bn-stats', flat, average=True)
+    start = 0
+    for p in params:
+        size = p.data(ctx[0]).size
+        p.set_data(flat[start:start + size].reshape(p.shape))
+        start += size
 
 
 def evaluate(net, data, ctx):
@@ -146,6 +178,33 @@ def save_checkpoint(folder, net, trainer, epoch):
     os.replace(tmp, os.path.join(folder, 'progress.json'))
 
 
+def end_epoch(net, trainer, store, ctx, test_data, args, epoch):
+    if args.checkpoint_dir and store.rank == 0:
+        save_checkpoint(args.checkpoint_dir, net, trainer, epoch)
+    print('Epoch %d: Test_acc %f' % (epoch, evaluate(net, test_data, ctx)))
+    sys.stdout.flush()
+    store.barrier()  # every worker is done with the epoch (a replacement counts these)
+
+
+def rejoin(net, trainer, store, ctx, test_data, args, batches_per_epoch):
+    """In a worker that replaces a dead one: (epoch, batch) where the job is, from the
+    steps the servers count; the weights, the optimizer and the running statistics come
+    from the servers. At the start of an epoch the dead worker may not have finished
+    the one before (its barrier count tells): that is finished here."""
+    net(nd.zeros((1, 3, 32, 32), ctx=ctx[0]))  # finish deferred shapes before the Trainer
+    steps = trainer.recover()
+    # the statistics as the last step left them: its average again (the servers drop
+    # this repeated push), then one average per step from this one on
+    store.resume('bn-stats', max(steps - 1, 0))
+    if steps:
+        average_batchnorm_statistics(net, store, ctx)
+    epoch, batch = divmod(steps, batches_per_epoch)
+    print('Rejoining the job at epoch %d, batch %d' % (epoch, batch))
+    if epoch and not batch and store.num_barriers() < epoch:
+        end_epoch(net, trainer, store, ctx, test_data, args, epoch - 1)
+    return epoch, batch
+
+
 def main(argv=None):
     args = parse_args(argv)
     store = kv.create(args.kvstore)
@@ -153,7 +212,6 @@ def main(argv=None):
     print("This worker's rank: %d" % store.rank)
     sys.stdout.flush()
     mx.random.seed(args.seed)
-    np.random.seed(args.seed + store.rank)  # augmentation differs between workers
     ctx = contexts(args.gpus)
 
     train, test = load_data(args)
@@ -163,8 +221,7 @@ def main(argv=None):
                                    transforms.ToTensor(), normalize])
     test_tf = transforms.Compose([transforms.ToTensor(), normalize])
     sampler = gluon.data.SplitSampler(len(train), store.num_workers, store.rank, seed=args.seed)
-    train_data = gluon.data.DataLoader(train.transform_first(train_tf), args.batch_size,
-                                       sampler=sampler, num_workers=args.loader_workers)
+    batches_per_epoch = -(-len(sampler) // args.batch_size)
     test_data = gluon.data.DataLoader(test.transform_first(test_tf), args.batch_size,
                                       num_workers=args.loader_workers)
 
@@ -173,7 +230,7 @@ def main(argv=None):
                             kvstore=store)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    first_epoch = 0
+    first_epoch, first_batch = 0, 0
     if args.resume and os.path.exists(os.path.join(args.checkpoint_dir, 'progress.json')):
         with open(os.path.join(args.checkpoint_dir, 'progress.json')) as f:
             first_epoch = json.load(f)['epoch'] + 1
@@ -181,12 +238,21 @@ def main(argv=None):
         net(nd.zeros((1, 3, 32, 32), ctx=ctx[0]))  # finish deferred shapes before the Trainer
         trainer.load_states(os.path.join(args.checkpoint_dir, 'trainer.states'))
         print('Resuming from %s at epoch %d' % (args.checkpoint_dir, first_epoch))
+    if store.is_recovery:
+        first_epoch, first_batch = rejoin(net, trainer, store, ctx, test_data, args,
+                                          batches_per_epoch)
+    for _ in range(first_epoch):
+        list(sampler)  # its epochs' orders are one seeded sequence: skip those done
 
     start, samples = time.time(), 0
     for epoch in range(first_epoch, args.num_epochs):
+        order = list(sampler)[first_batch * args.batch_size:]
+        train_data = gluon.data.DataLoader(Augmented(train, train_tf, args.seed, epoch),
+                                           args.batch_size, sampler=order,
+                                           num_workers=args.loader_workers)
         metric = mx.metric.Accuracy()
         tic, seen = time.time(), 0
-        for i, (data, label) in enumerate(train_data):
+        for i, (data, label) in enumerate(train_data, first_batch):
             xs = gluon.utils.split_and_load(data, ctx, even_split=False)
             ys = gluon.utils.split_and_load(label, ctx, even_split=False)
             with autograd.record():
@@ -194,6 +260,7 @@ def main(argv=None):
                 losses = [loss_fn(out, y) for out, y in zip(outputs, ys)]
             for loss in losses:
                 loss.backward()
+            average_batchnorm_statistics(net, store, ctx)
             trainer.step(data.shape[0])
             metric.update(ys, outputs)
             seen += data.shape[0]
@@ -201,12 +268,8 @@ def main(argv=None):
                 print('Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\taccuracy=%f'
                       % (epoch, i + 1, seen / (time.time() - tic), metric.get()[1]))
                 sys.stdout.flush()
-        samples += seen
-        average_batchnorm_statistics(net, store, ctx)
-        print('Epoch %d: Test_acc %f' % (epoch, evaluate(net, test_data, ctx)))
-        sys.stdout.flush()
-        if args.checkpoint_dir and store.rank == 0:
-            save_checkpoint(args.checkpoint_dir, net, trainer, epoch)
+        samples, first_batch = samples + seen, 0
+        end_epoch(net, trainer, store, ctx, test_data, args, epoch)
     elapsed = time.time() - start
     print('Finished %d epoch(s) in %.1f s: %d samples, %.2f samples/sec on this worker'
           % (args.num_epochs - first_epoch, elapsed, samples, samples / max(elapsed, 1e-9)))
