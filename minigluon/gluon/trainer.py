@@ -204,6 +204,10 @@ class Trainer:
         pushes from this rank the servers do not all hold (the one its predecessor died
         in), with the weights from before that step."""
         kv = self._kvstore
+        optimizer = kv.get_optimizer()
+        if optimizer is None:  # the job is so young that the servers wait for it
+            kv.set_optimizer(self._optimizer)
+            optimizer = self._optimizer
         for key, p in zip(self._keys, self._params):
             kv.init(key, p.list_data()[0])  # what the servers hold stays
         trained = [k for k, p in zip(self._keys, self._params) if p.grad_req != 'null']
@@ -212,7 +216,6 @@ class Trainer:
             kv.resume(key, steps)  # a push of that step the servers hold is not counted twice
         for key, p in zip(self._keys, self._params):
             kv.pull(key, p.list_data())
-        optimizer = kv.get_optimizer()
         optimizer.param_dict = self._optimizer.param_dict
         optimizer.num_update = steps
         optimizer._index_update_count = dict.fromkeys(trained, steps)

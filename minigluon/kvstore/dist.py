@@ -306,13 +306,13 @@ class DistKVStore(KVStoreBase):
 
     def get_optimizer(self):
         """The optimizer the servers run, as they hold it now (a replacement worker's
-        Trainer takes it: hyper-parameters may have changed since the job started)."""
+        Trainer takes it: hyper-parameters may have changed since the job started);
+        None until every server has one."""
         self._check_usable()
-        ticket = self._customer.new_request(
-            [('server:%d' % self._node.servers[0], Message('get_optimizer', ''))],
-            'get_optimizer')
-        reply, = self._customer.wait(ticket)
-        return Optimizer.from_config(reply.body['config'])
+        replies = self._to_every_server(lambda _: Message('get_optimizer', ''),
+                                        'get_optimizer')
+        configs = [(reply.body or {}).get('config') for reply in replies.values()]
+        return None if None in configs else Optimizer.from_config(configs[0])
 
     def load_optimizer_states(self, fname):
         """Send each server its part of what ``save_optimizer_states`` wrote."""

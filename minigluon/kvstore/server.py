@@ -373,10 +373,8 @@ class Server(Node):
         self._reply(msg)
 
     def _on_get_optimizer(self, msg):
-        if self.updater is None:
-            self._reply(msg, err='no optimizer is set on the servers')
-            return
-        self._reply(msg, body={'config': self.updater.optimizer.to_config()})
+        config = self.updater.optimizer.to_config() if self.updater is not None else None
+        self._reply(msg, body={'config': config})
 
     def _on_save_states(self, msg):
         if self.updater is None:

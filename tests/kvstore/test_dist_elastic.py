@@ -292,20 +292,27 @@ def _trainer_reference():
 def test_a_replaced_worker_0_trains_on_from_the_servers_weights_and_optimizer(tmp_path):
     env = dict(ENV, KIND='dist_sync')
     with Cluster(tmp_path, TRAINER, num_workers=2, num_servers=2, env=env) as job:
-        touch(job, 'hold-0-step-4')   # worker 0 dies before its pushes of step 4
-        wait_for(job, 'worker:0', 'HOLDING step 4')
-        job.procs['worker:0'].send_signal(signal.SIGKILL)
-        job.procs['worker:0'].wait(10)
-        unlink(job, 'hold-0-step-4')
-        job.start_worker(0, 'worker:0 #1')
-        finish(job, ['scheduler', 'server:0', 'server:1', 'worker:1', 'worker:0 #1'])
-        # it took the step count and the learning rate set at step 2 from the servers
-        assert lines(job, 'worker:0 #1', 'RECOVERED') == [[4, 0.25]]
+        # worker 0 dies before the first step (the servers have no optimizer, no keys),
+        # then again before its pushes of step 4
+        names = ['worker:0']
+        for incarnation, step in enumerate((0, 4), 1):
+            touch(job, 'hold-0-step-%d' % step)
+            wait_for(job, names[-1], 'HOLDING step %d' % step)
+            job.procs[names[-1]].send_signal(signal.SIGKILL)
+            job.procs[names[-1]].wait(10)
+            unlink(job, 'hold-0-step-%d' % step)
+            names.append('worker:0 #%d' % incarnation)
+            job.start_worker(0, names[-1])
+            wait_for(job, names[-1], 'RECOVERED')
+        finish(job, ['scheduler', 'server:0', 'server:1', 'worker:1', names[-1]])
+        # the step count, and the learning rate set at step 2, came from the servers
+        assert [lines(job, name, 'RECOVERED') for name in names[1:]] == [[[0, 0.5]],
+                                                                          [[4, 0.25]]]
         assert 'update_on_kvstore=False the optimizer state lives in each worker' in \
             job.output('worker:1')
         # its init did not overwrite the servers' weights: exactly an undisturbed run's
         expected = _trainer_reference()
-        got = [lines(job, name, 'RESULT')[0] for name in ('worker:0 #1', 'worker:1')]
+        got = [lines(job, name, 'RESULT')[0] for name in (names[-1], 'worker:1')]
         assert got[0] == got[1]
         for name, value in expected.items():
             np.testing.assert_allclose(got[0][name], value, rtol=2e-5, atol=1e-6, err_msg=name)
