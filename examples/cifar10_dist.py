@@ -226,8 +226,9 @@ def main(argv=None):
                                       num_workers=args.loader_workers)
 
     net = build_net(args, ctx)
-    trainer = gluon.Trainer(net.collect_params(), args.optimizer, optimizer_params(args),
-                            kvstore=store)
+    # (the running statistics are not trained: average_batchnorm_statistics keeps them)
+    trained = [p for p in net.collect_params().values() if p.grad_req != 'null']
+    trainer = gluon.Trainer(trained, args.optimizer, optimizer_params(args), kvstore=store)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 
     first_epoch, first_batch = 0, 0
