@@ -77,7 +77,7 @@ class Server(Node):
         self.updater = None
         self.mults = {}               # key -> (lr_mult, wd_mult)
         self.sync = True
-        self.incarnations = {}        # worker rank -> how many processes had it before
+        self.incarnations = {}        # worker rank -> its process: 0, then 1, 2, ...
         self.awaited = {}             # rank -> since when others waited for its replacement
         self.keep_previous = cfg.recovery_timeout > 0
         self.done = threading.Event()
@@ -186,8 +186,8 @@ class Server(Node):
     def _note_resumed(self):
         """A round completed: every replacement awaited has pushed."""
         for rank, since in self.awaited.items():
-            log.warning('%s: the rounds open when worker %d died are complete, with its '
-                        "replacement's pushes; the other workers waited %.1f s for them",
+            log.warning("%s: worker %d's new process pushed to the rounds the old one left "
+                        'open, and the job goes on; the other workers waited %.1f s for it',
                         self.van.name, rank, time.monotonic() - since)
         self.awaited = {}
 
