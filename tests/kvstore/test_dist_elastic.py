@@ -295,8 +295,9 @@ def test_a_replaced_worker_0_trains_on_from_the_servers_weights_and_optimizer(tm
         # worker 0 dies before the first step (the servers have no optimizer, no keys),
         # then again before its pushes of step 4
         names = ['worker:0']
-        for incarnation, step in enumerate((0, 4), 1):
+        for step in (0, 4):
             touch(job, 'hold-0-step-%d' % step)
+        for incarnation, step in enumerate((0, 4), 1):
             wait_for(job, names[-1], 'HOLDING step %d' % step)
             job.procs[names[-1]].send_signal(signal.SIGKILL)
             job.procs[names[-1]].wait(10)
