@@ -22,6 +22,12 @@ ETA); in a terminal, a bar instead when tqdm is installed. ``--metrics-file FILE
 appends them and every epoch's summary to FILE as JSON lines, which
 ``python -m minigluon.plot FILE -o curves.png`` draws. ``--checkpoint-dir DIR`` saves the
 model and trainer states every epoch (worker 0) and ``--resume`` continues from there.
+
+With ``tools/launch.py --max-restarts N``, a worker that dies is started again and
+carries on at the epoch and batch where the job is (the servers keep count), so that
+every step still gets one gradient from every worker: the order of an epoch's
+samples and their random augmentation depend only on the seed, the epoch and the
+sample.
 """
 import argparse
 import json
@@ -114,6 +120,23 @@ def load_data(args):
     return CIFAR10(root=root, train=True), CIFAR10(root=root, train=False)
 
 
+class Augmented(gluon.data.Dataset):
+    """``data`` with ``transform`` applied to its images, whose random draws are seeded
+    by (seed, epoch, index): any process makes the same samples, a replacement worker
+    or a DataLoader worker process as well."""
+
+    def __init__(self, data, transform, seed, epoch):
+        self._data, self._transform, self._seed, self._epoch = data, transform, seed, epoch
+
+    def __len__(self):
+        return len(self._data)
+
+    def __getitem__(self, idx):
+        np.random.seed([self._seed, self._epoch, idx])
+        image, label = self._data[idx]
+        return self._transform(image), label
+
+
 def build_net(args, ctx):
     kwargs = {'classes': 10}
     if args.model.startswith('resnet'):
@@ -131,11 +154,20 @@ def optimizer_params(args):
 
 
 def average_batchnorm_statistics(net, store, ctx):
-    """Every worker evaluates with the same running statistics (their average)."""
-    for name, param in sorted(net.collect_params().items()):
-        if name.endswith('running_mean') or name.endswith('running_var'):
-            store.allreduce('bn-stats:' + name, param.data(ctx[0]), out=param.list_data(),
-                            average=True)
+    """Every worker keeps the same BatchNorm running statistics: their average after
+    each step (one allreduce of them all). Every worker evaluates with them, and a
+    worker that replaces a dead one takes them from the servers."""
+    params = [p for name, p in sorted(net.collect_params().items())
+              if name.endswith('running_mean') or name.endswith('running_var')]
+    if not params:
+        return
+    flat = nd.concat(*[p.data(ctx[0]).reshape((-1,)) for p in params], dim=0)
+    store.allreduce('bn-stats', flat, average=True)
+    start = 0
+    for p in params:
+        size = p.data(ctx[0]).size
+        p.set_data(flat[start:start + size].reshape(p.shape))
+        start += size
 
 
 def evaluate(net, data, ctx, loop=None):
@@ -158,8 +190,9 @@ def make_progress(args, rank):
                     log_interval=args.log_interval or None, metrics_file=args.metrics_file)
 
 
-def train_epoch(net, train_data, ctx, trainer, loss_fn, loop):
-    """One pass over ``train_data``; returns the training metrics."""
+def train_epoch(net, train_data, ctx, trainer, loss_fn, loop, store=None):
+    """One pass over ``train_data``; returns the training metrics. With a distributed
+    ``store``, the BatchNorm running statistics are averaged over the workers every step."""
     metrics = [mx.metric.Accuracy(), mx.metric.Loss()]
     for data, label in train_data:
         xs = gluon.utils.split_and_load(data, ctx, even_split=False)
@@ -168,6 +201,8 @@ def train_epoch(net, train_data, ctx, trainer, loss_fn, loop):
             outputs = [net(x) for x in xs]
             losses = [loss_fn(out, y) for out, y in zip(outputs, ys)]
         autograd.backward(losses)
+        if store is not None:
+            average_batchnorm_statistics(net, store, ctx)
         trainer.step(data.shape[0])
         metrics[0].update(ys, outputs)
         metrics[1].update(None, losses)
@@ -199,6 +234,38 @@ def resume(args, net, trainer, ctx):
     return first_epoch
 
 
+def end_epoch(net, trainer, store, ctx, test_data, args, epoch, progress=None):
+    """Checkpoint (worker 0), evaluate, and wait until every worker is done with the
+    epoch (a replacement counts these barriers); returns the test accuracy."""
+    if args.checkpoint_dir and store.rank == 0:
+        save_checkpoint(args.checkpoint_dir, net, trainer, epoch)
+    loop = progress.loop(epoch, len(test_data), 'test') if progress is not None else None
+    test_acc = evaluate(net, test_data, ctx, loop)
+    print('Epoch %d: Test_acc %f' % (epoch, test_acc))
+    sys.stdout.flush()
+    store.barrier()
+    return test_acc
+
+
+def rejoin(net, trainer, store, ctx, test_data, args, batches_per_epoch):
+    """In a worker that replaces a dead one: (epoch, batch) where the job is, from the
+    steps the servers count; the weights, the optimizer and the running statistics come
+    from the servers. At the start of an epoch the dead worker may not have finished
+    the one before (its barrier count tells): that is finished here."""
+    net(nd.zeros((1, 3, 32, 32), ctx=ctx[0]))  # finish deferred shapes before the Trainer
+    steps = trainer.recover()
+    # the statistics as the last step left them: its average again (the servers drop
+    # this repeated push), then one average per step from this one on
+    store.resume('bn-stats', max(steps - 1, 0))
+    if steps:
+        average_batchnorm_statistics(net, store, ctx)
+    epoch, batch = divmod(steps, batches_per_epoch)
+    print('Rejoining the job at epoch %d, batch %d' % (epoch, batch))
+    if epoch and not batch and store.num_barriers() < epoch:
+        end_epoch(net, trainer, store, ctx, test_data, args, epoch - 1)
+    return epoch, batch
+
+
 def main(argv=None):
     args = parse_args(argv)
     store = kv.create(args.kvstore)
@@ -206,7 +273,6 @@ def main(argv=None):
     print("This worker's rank: %d" % store.rank)
     sys.stdout.flush()
     mx.random.seed(args.seed)
-    np.random.seed(args.seed + store.rank)  # augmentation differs between workers
     ctx = contexts(args.gpus)
 
     train, test = load_data(args)
@@ -216,30 +282,35 @@ def main(argv=None):
                                    transforms.ToTensor(), normalize])
     test_tf = transforms.Compose([transforms.ToTensor(), normalize])
     sampler = gluon.data.SplitSampler(len(train), store.num_workers, store.rank, seed=args.seed)
-    train_data = gluon.data.DataLoader(train.transform_first(train_tf), args.batch_size,
-                                       sampler=sampler, num_workers=args.loader_workers)
+    batches_per_epoch = -(-len(sampler) // args.batch_size)
     test_data = gluon.data.DataLoader(test.transform_first(test_tf), args.batch_size,
                                       num_workers=args.loader_workers)
 
     net = build_net(args, ctx)
-    trainer = gluon.Trainer(net.collect_params(), args.optimizer, optimizer_params(args),
-                            kvstore=store)
+    # (the running statistics are not trained: average_batchnorm_statistics keeps them)
+    trained = [p for p in net.collect_params().values() if p.grad_req != 'null']
+    trainer = gluon.Trainer(trained, args.optimizer, optimizer_params(args), kvstore=store)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    first_epoch = resume(args, net, trainer, ctx)
+    first_epoch, first_batch = resume(args, net, trainer, ctx), 0
+    if store.is_recovery:
+        first_epoch, first_batch = rejoin(net, trainer, store, ctx, test_data, args,
+                                          batches_per_epoch)
+    for _ in range(first_epoch):
+        list(sampler)  # its epochs' orders are one seeded sequence: skip those done
+
     progress = make_progress(args, store.rank)
     start, samples = time.time(), 0
     for epoch in range(first_epoch, args.num_epochs):
+        order = list(sampler)[first_batch * args.batch_size:]
+        train_data = gluon.data.DataLoader(Augmented(train, train_tf, args.seed, epoch),
+                                           args.batch_size, sampler=order,
+                                           num_workers=args.loader_workers)
         loop = progress.loop(epoch, len(train_data))
-        metrics = train_epoch(net, train_data, ctx, trainer, loss_fn, loop)
-        samples += loop.samples
-        average_batchnorm_statistics(net, store, ctx)
-        test_acc = evaluate(net, test_data, ctx, progress.loop(epoch, len(test_data), 'test'))
-        print('Epoch %d: Test_acc %f' % (epoch, test_acc))
-        sys.stdout.flush()
+        metrics = train_epoch(net, train_data, ctx, trainer, loss_fn, loop, store)
+        samples, first_batch = samples + loop.samples, 0
+        test_acc = end_epoch(net, trainer, store, ctx, test_data, args, epoch, progress)
         loop.summary(metrics, Test_acc=test_acc)
-        if args.checkpoint_dir and store.rank == 0:
-            save_checkpoint(args.checkpoint_dir, net, trainer, epoch)
     progress.close()
     elapsed = time.time() - start
     print('Finished %d epoch(s) in %.1f s: %d samples, %.2f samples/sec on this worker'

@@ -199,12 +199,21 @@ class Trainer:
         elif update_on_kvstore and not kv.is_capable(KVStoreBase.OPTIMIZER):
             raise MXNetValueError('Please set update_on_kvstore=False when training with %s: '
                                   'it cannot run an optimizer' % type(kv).__name__)
+        elif kv.restarts_allowed and not update_on_kvstore:
+            raise MXNetValueError('Trainer: this job replaces a dead worker (PS_WORKER_RECOVERY_'
+                                  "TIMEOUT, which the launcher's --max-restarts sets), but with "
+                                  'update_on_kvstore=False the optimizer state lives in each '
+                                  'worker and a replacement could not get it back; keep the '
+                                  'optimizer on the servers (update_on_kvstore=True, the '
+                                  'default) or launch without --max-restarts')
         if batch_size is not None:
             self._optimizer.rescale_grad = self._rescale(batch_size, kv)
         if kv is not None:
             if self._compression_params:
                 kv.set_gradient_compression(self._compression_params)
-            if update_on_kvstore:  # before any key: no push may reach a store without it
+            # before any key: no push may reach a store without it (a replacement worker
+            # takes the servers' optimizer instead)
+            if update_on_kvstore and not kv.is_recovery:
                 kv.set_optimizer(self._optimizer)
         self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
         self._distributed = distributed
@@ -228,7 +237,54 @@ class Trainer:
         if not self._kv_initialized:
             self._init_kvstore(batch_size)
         if self._params_to_init:
-            self._init_params()
+            if self._kvstore is not None and self._kvstore.is_recovery:
+                self._rejoin_store()
+            else:
+                self._init_params()
+
+    def _rejoin_store(self):
+        """In a replacement worker the servers hold the weights, the optimizer and its
+        state: take the optimizer, and resume every trained key at the first step whose
+        pushes from this rank the servers do not all hold (the one its predecessor died
+        in), with the weights from before that step."""
+        kv = self._kvstore
+        for p in self._params:
+            try:
+                p.list_data()
+            except DeferredInitializationError:
+                raise MXNetError('Trainer: a replacement worker takes every parameter from the '
+                                 'servers at once, but %s has no shape yet; run a forward pass '
+                                 'before the first step or recover()' % p.name) from None
+        optimizer = kv.get_optimizer()
+        if optimizer is None:  # the job is so young that the servers wait for it
+            kv.set_optimizer(self._optimizer)
+            optimizer = self._optimizer
+        for key, p in enumerate(self._params):
+            kv.init(key, p.list_data()[0])  # what the servers hold stays
+        trained = [k for k, p in enumerate(self._params) if p.grad_req != 'null']
+        steps = min((kv.num_pushes(k) for k in trained), default=0)
+        for key in trained:
+            kv.resume(key, steps)  # a push of that step the servers hold is not counted twice
+        for key, p in enumerate(self._params):
+            kv.pull(key, p.list_data())
+        optimizer.param_dict = self._optimizer.param_dict
+        optimizer.num_update = steps
+        optimizer._index_update_count = dict.fromkeys(trained, steps)
+        self._optimizer = optimizer
+        self._updaters = [opt.get_updater(optimizer)]
+        self._params_to_init = []
+
+    def recover(self):
+        """In a worker that replaces a dead one (``kvstore.is_recovery``), take from the
+        servers now, instead of at the first ``step``, the weights as the job has them,
+        the optimizer (its state stays on the servers) and the update count, and return
+        that count: the number of steps the job has completed, where the program resumes.
+        The parameters' shapes must be known (run a forward pass first)."""
+        self._prepare()
+        if self._kvstore is None or not self._kvstore.is_recovery:
+            raise MXNetError('Trainer.recover() is for a worker that replaces a dead one '
+                             '(kvstore.is_recovery); this one starts with the job')
+        return self._optimizer.num_update
 
     def _rescale(self, batch_size, kv):
         workers = kv.num_workers if kv is not None else 1

@@ -148,6 +148,16 @@ class KVStoreBase:
         """How many workers the job has (1 in one process)."""
         return 1
 
+    @property
+    def is_recovery(self):
+        """True in a worker that replaces a dead one of its job (distributed stores)."""
+        return False
+
+    @property
+    def restarts_allowed(self):
+        """True when a dead worker of the job may be replaced (distributed stores)."""
+        return False
+
     def init(self, key, value):
         """Give ``key`` (or each key of a list) its first value.
 

@@ -12,6 +12,9 @@ from ..base import MXNetError
 ROLES = ('scheduler', 'server', 'worker')
 SECRET_ENV = 'MINIGLUON_PS_SECRET'
 SECRET_FILE_ENV = 'MINIGLUON_PS_SECRET_FILE'
+# Above 0, a dead worker does not stop the job: the scheduler waits this many seconds
+# for a replacement with its rank (the launcher's --max-restarts sets it).
+RECOVERY_TIMEOUT_ENV = 'PS_WORKER_RECOVERY_TIMEOUT'
 
 
 class ConfigError(MXNetError):
@@ -49,6 +52,19 @@ def _float(env, name, default):
         raise ConfigError('environment variable %s=%r is not a number' % (name, value)) from None
     if number <= 0:
         raise ConfigError('environment variable %s=%r must be positive' % (name, value))
+    return number
+
+
+def _seconds(env, name, default):
+    """A duration that may be 0 (switched off)."""
+    value = _get(env, name, default)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError('environment variable %s=%r is not a number of seconds'
+                          % (name, value)) from None
+    if not number >= 0:
+        raise ConfigError('environment variable %s=%r must be 0 or more' % (name, value))
     return number
 
 
@@ -108,6 +124,7 @@ class Config:
     chunk_bytes: int = 4 << 20           # largest data part in one message
     connect_timeout: float = 60.0        # seconds to wait for the whole cluster
     wait_timeout: float = 600.0          # seconds any other blocking wait may take
+    recovery_timeout: float = 0.0        # seconds to wait for a dead worker's replacement
 
     @classmethod
     def from_env(cls, env=None, role=None):
@@ -151,6 +168,7 @@ class Config:
             chunk_bytes=_int(env, 'MINIGLUON_PS_CHUNK_BYTES', 4 << 20, minimum=1024),
             connect_timeout=_float(env, 'MINIGLUON_PS_CONNECT_TIMEOUT', 60.0),
             wait_timeout=_float(env, 'MINIGLUON_PS_WAIT_TIMEOUT', 600.0),
+            recovery_timeout=_seconds(env, RECOVERY_TIMEOUT_ENV, 0.0),
         )
         if cfg.root_port > 65535:
             raise ConfigError('environment variable DMLC_PS_ROOT_PORT=%r is not a valid port'

@@ -6,6 +6,15 @@ then cut into parts (placement.py) and sent to the servers; pulls gather the par
 back. Every call is a ticket of the worker's Customer (customer.py), so all the parts
 of all the keys in one call travel at once; the node (worker.py) keeps the worker in
 the job.
+
+Every push of a key is numbered (0, 1, 2, ... per key and worker), and every pull
+says how many pushes its worker has made, so the servers know which round each
+belongs to; barriers are numbered too. A worker that replaces a dead one
+(``is_recovery``, when the job allows it: PS_WORKER_RECOVERY_TIMEOUT) starts from
+its predecessor's counts as the servers and the scheduler hold them
+(``num_pushes``, ``num_barriers``); ``resume`` moves a key's count back to where
+the program resumes, so that pushes the predecessor made are dropped, not counted
+twice.
 """
 import atexit
 import json
@@ -20,7 +29,7 @@ from ..ndarray.dispatch import check_inplace_target
 from ..ndarray.ndarray import NDArray
 from ..optimizer import Optimizer
 from . import compression, states_file
-from .base import KVStoreBase, check_shapes, pair_up
+from .base import KVStoreBase, check_key, check_shapes, pair_up
 from .config import Config
 from .local import sum_on
 from .node import ClusterError
@@ -43,11 +52,13 @@ class DistKVStore(KVStoreBase):
         self._sync = 'async' not in kv_type
         self._on_device = kv_type.endswith('_device')
         self._keys = {}
+        self._pushes = {}             # key -> how many pushes of it this rank has made
         self._compressor = None
         self._optimizer = None
         self._closed = False
         self._node = WorkerNode(cfg)
         self._customer = self._node.customer
+        self._barriers = self._node.book.get('barriers', 0)  # how many this rank has entered
         atexit.register(self.close)
 
     # ---- identity ----------------------------------------------------------------------
@@ -68,6 +79,35 @@ class DistKVStore(KVStoreBase):
 
     def num_dead_node(self, node_id=None, timeout=None):
         return self._node.dead_nodes
+
+    @property
+    def is_recovery(self):
+        return bool(self._node.book.get('recovery'))
+
+    @property
+    def restarts_allowed(self):
+        return self._node.cfg.recovery_timeout > 0  # PS_WORKER_RECOVERY_TIMEOUT
+
+    # ---- where this rank is in the job (a replacement resumes from there) -----------------
+    def num_pushes(self, key):
+        """How many pushes of ``key`` this rank has made; in a replacement, first its
+        predecessor's, as the servers hold them (the fewest over the key's parts)."""
+        self._meta(key)
+        return self._pushes[key]
+
+    def resume(self, key, pushes):
+        """Continue ``key`` as a worker that has pushed it ``pushes`` times: its next push
+        is push number ``pushes`` (the servers acknowledge and drop one they already
+        hold from this rank), and a pull before that gets the value after ``pushes``
+        rounds (dist_sync). May come before ``init``, whose count it then replaces."""
+        if isinstance(pushes, bool) or not isinstance(pushes, int) or pushes < 0:
+            raise MXNetError('kvstore.resume: pushes must be a count >= 0, got %r' % (pushes,))
+        self._pushes[check_key(key)] = pushes
+
+    def num_barriers(self):
+        """How many barriers this rank has entered; in a replacement, first its
+        predecessor's, counting the one it died waiting in."""
+        return self._barriers
 
     # ---- helpers -------------------------------------------------------------------------
     def _check_usable(self):
@@ -99,6 +139,7 @@ class DistKVStore(KVStoreBase):
         self._check_usable()
         cfg = self._node.cfg
         requests, new = [], []
+        recovery = self.is_recovery
         for k, values in pair_up(key, value):
             if k in self._keys:
                 raise MXNetError('kvstore: key %r is already initialised' % (k,))
@@ -109,7 +150,7 @@ class DistKVStore(KVStoreBase):
             new.append(k)
             flat = data.reshape(-1)
             body = {'shape': list(data.shape), 'dtype': data.dtype.name, 'sync': self._sync,
-                    'plain': plain}
+                    'plain': plain, 'recovery': recovery}
             for part in parts:
                 arrays = [flat[part.start:part.stop]] if self.rank == 0 else []
                 requests.append(('server:%d' % part.server,
@@ -117,11 +158,18 @@ class DistKVStore(KVStoreBase):
                                          arrays=arrays)))
         what = 'init of key %s' % ', '.join(repr(k) for k in new)
         try:
-            self._customer.wait(self._customer.new_request(requests, what), cfg.wait_timeout)
+            replies = self._customer.wait(self._customer.new_request(requests, what),
+                                          cfg.wait_timeout)
         except MXNetError:
             for k in new:
                 self._keys.pop(k, None)
             raise
+        held = {}
+        for (_, msg), reply in zip(requests, replies):
+            count = (reply.body or {}).get('pushes', 0)
+            held[msg.key] = min(held.get(msg.key, count), count)
+        for k in new:
+            self._pushes.setdefault(k, held[k])  # (unless resume() placed it already)
 
     def _merged_host_value(self, values):
         """Sum this worker's per-device values into a fresh host array."""
@@ -142,13 +190,16 @@ class DistKVStore(KVStoreBase):
             check_shapes(k, values, meta.shape, 'push')
             flat = self._merged_host_value(values).astype(meta.dtype, copy=False).reshape(-1)
             keys.append(k)
+            number = self._pushes[k] + keys.count(k) - 1  # (a key twice in one call)
             for part in meta.parts:
-                data, body = flat[part.start:part.stop], None
+                data, body = flat[part.start:part.stop], {}
                 if self._compressor is not None:
                     data, body = self._compressor.encode(k, flat, part.start, part.stop)
                 requests.append(('server:%d' % part.server,
-                                 Message('push', '', key=k, part=part.index, body=body,
-                                         arrays=[data])))
+                                 Message('push', '', key=k, part=part.index,
+                                         body=dict(body, n=number), arrays=[data])))
+        for k in keys:
+            self._pushes[k] += 1
         self._customer.new_request(requests, 'push of key %s' % ', '.join(map(repr, keys)),
                                    detached=True)
 
@@ -161,8 +212,10 @@ class DistKVStore(KVStoreBase):
         for k, outs in pair_up(key, out, what='out'):
             meta = self._meta(k)
             check_shapes(k, outs, meta.shape, 'pull')
+            body = {'n': self._pushes[k]}  # the value after that many rounds
             ticket = self._customer.new_request(
-                [('server:%d' % part.server, Message('pull', '', key=k, part=part.index))
+                [('server:%d' % part.server, Message('pull', '', key=k, part=part.index,
+                                                     body=body))
                  for part in meta.parts], 'pull of key %r' % (k,))
             jobs.append((k, meta, outs, ticket))
         for k, meta, outs, ticket in jobs:  # each key is written out as soon as it is here
@@ -239,8 +292,10 @@ class DistKVStore(KVStoreBase):
         servers (and applied, in dist_async): a pull after the barrier sees all of them."""
         self._check_usable()
         self._customer.wait_detached()
+        body = {'group': 'worker', 'n': self._barriers}
+        self._barriers += 1
         ticket = self._customer.new_request(
-            [('scheduler', Message('barrier', '', body={'group': 'worker'}))], 'barrier')
+            [('scheduler', Message('barrier', '', body=body))], 'barrier')
         self._customer.wait(ticket, self._node.cfg.wait_timeout + 30)
 
     _barrier = barrier
@@ -250,6 +305,16 @@ class DistKVStore(KVStoreBase):
         self._check_usable()
         replies = self._to_every_server(lambda _: Message('save_states', ''), 'save_states')
         states_file.save(fname, {rank: reply.arrays[0] for rank, reply in replies.items()})
+
+    def get_optimizer(self):
+        """The optimizer the servers run, as they hold it now (a replacement worker's
+        Trainer takes it: hyper-parameters may have changed since the job started);
+        None until every server has one."""
+        self._check_usable()
+        replies = self._to_every_server(lambda _: Message('get_optimizer', ''),
+                                        'get_optimizer')
+        configs = [(reply.body or {}).get('config') for reply in replies.values()]
+        return None if None in configs else Optimizer.from_config(configs[0])
 
     def load_optimizer_states(self, fname):
         """Send each server its part of what ``save_optimizer_states`` wrote."""
@@ -263,7 +328,10 @@ class DistKVStore(KVStoreBase):
         if self._closed:
             return
         self._closed = True
-        if not self._node.failure:
+        # A process dying of an uncaught exception has not finished its work: it stops
+        # without saying so, and the scheduler sees it die (and may have it replaced).
+        crashed = getattr(sys, 'last_value', None) is not None
+        if not self._node.failure and not crashed:
             try:
                 self._customer.wait_detached()
                 ticket = self._customer.new_request([('scheduler', Message('finish', ''))],

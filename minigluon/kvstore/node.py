@@ -22,6 +22,21 @@ class ClusterError(MXNetError):
     """The job cannot go on: a node died, timed out, or the cluster never formed."""
 
 
+def node_name(role, rank, incarnation=0):
+    """A node's name on the wire: 'server:0', 'worker:1'; a replacement worker's
+    carries how many processes had the rank before it: 'worker:1.2'."""
+    return '%s:%d%s' % (role, rank, '.%d' % incarnation if incarnation else '')
+
+
+def parse_name(name):
+    """(role, rank, incarnation) from a node's name; None for other names."""
+    role, _, rest = name.partition(':')
+    rank, _, incarnation = rest.partition('.')
+    if not rank.isdigit() or not (incarnation.isdigit() or incarnation == ''):
+        return None
+    return role, int(rank), int(incarnation or 0)
+
+
 def describe(node):
     """'worker 1 (pid 123 on host-a)' from an address-book entry."""
     return '%s %s (pid %s on %s)' % (node['role'], node['rank'], node.get('pid', '?'),
@@ -89,7 +104,10 @@ class Node:
         self.my_rank = body["rank"]
         self.book = body
         self._last_answer = time.monotonic()
-        if self.cfg.verbose:
+        if body.get('recovery'):
+            log.warning('%s: joined the job in place of a dead %s %d', body['name'], self.role,
+                        body['rank'])
+        elif self.cfg.verbose:
             log.info('%s: joined the job as %s', body['name'], body['name'])
         self._joined.set()
         early, self._early = self._early, []

@@ -6,11 +6,21 @@ register (bounded by ``MINIGLUON_PS_CONNECT_TIMEOUT``), assigns ranks (the launc
 sends everyone the address book, answers heartbeats, declares a node dead after
 ``PS_HEARTBEAT_TIMEOUT`` of silence (telling every other node, then exiting
 non-zero), and ends the job once every worker has finished.
+
+With ``PS_WORKER_RECOVERY_TIMEOUT`` above 0 a dead worker is not fatal: the scheduler
+waits that long for a process to register with its rank (``DMLC_WORKER_ID``, or no
+index at all) and gives it the rank under a new name, 'worker:1.1', with
+``recovery`` in its address book. A registration for the rank of a worker still
+thought alive means that one died (the launcher restarted it): it is replaced at
+once. Barriers are numbered; a dead worker's arrival at the open barrier still
+counts, and a replacement repeating a barrier already passed passes it at once.
+A replacement that does not come in time, a dead server, or a dead scheduler stop
+the job as before.
 """
 import threading
 import time
 
-from .node import describe, setup_logging
+from .node import describe, node_name, setup_logging
 from .van import Van, log, resolve
 from .wire import Message
 
@@ -27,11 +37,12 @@ class Scheduler:
         self.van = Van(cfg, 'scheduler', self._dispatch, bind=(host, cfg.root_port),
                        on_failure=lambda reason: self._abort(reason))
         self.started = time.monotonic()
+        self.elastic = cfg.recovery_timeout > 0
         self.pending = []           # registrations before the book is complete
-        self.nodes = {}             # name -> address-book entry (+ last_seen)
+        self.nodes = {}             # name -> address-book entry (+ last_seen, lost_since)
+        self.book = None            # what every node's address book holds
         self.finished = set()
-        self.barriers = {}          # group -> {name: request id}
-        self.barrier_since = {}
+        self.barriers = {}          # group -> {'passed': n, 'arrived': {(role, rank): (name, req)}}
         self.exit_code = None
         self.done = threading.Event()
         self._handlers = {'register': self._on_register, 'heartbeat': self._on_heartbeat,
@@ -66,12 +77,20 @@ class Scheduler:
     def _on_register(self, msg):
         body = msg.body or {}
         role = body.get('role')
-        if self.nodes or role not in ('server', 'worker') or \
-                any(p['temp'] == msg.src for p in self.pending):
-            return  # late, malformed or repeated registration
+        if role not in ('server', 'worker') or \
+                any(p['temp'] == msg.src for p in self.pending + list(self.nodes.values())):
+            return  # malformed or repeated registration
         entry = {'temp': msg.src, 'role': role, 'id': body.get('id'), 'host': body.get('host'),
                  'port': body.get('port'), 'pid': body.get('pid'),
                  'hostname': body.get('hostname')}
+        if self.nodes:
+            if self.elastic and role == 'worker':
+                self._replace(entry)
+            return  # late: the job has formed
+        if self.elastic and role == 'worker' and entry['id'] is not None:
+            # a worker that died before the job formed, restarted by the launcher
+            self.pending = [p for p in self.pending
+                            if (p['role'], p['id']) != ('worker', entry['id'])]
         self.pending.append(entry)
         if self.cfg.verbose:
             log.info('scheduler: %s registered from %s (%d of %d)', role, entry['hostname'],
@@ -107,21 +126,66 @@ class Scheduler:
             return
         now = time.monotonic()
         for p in servers + workers:
-            p['name'] = '%s:%d' % (p['role'], p['rank'])
-            p['last_seen'] = now
+            p.update(name=node_name(p['role'], p['rank']), incarnation=0, last_seen=now,
+                     lost_since=None)
             self.nodes[p['name']] = p
-        book = {'servers': [[p['rank'], p['host'], p['port']] for p in servers],
-                'num_workers': self.cfg.num_worker, 'num_servers': self.cfg.num_server}
+        self.book = {'servers': [[p['rank'], p['host'], p['port']] for p in servers],
+                     'num_workers': self.cfg.num_worker, 'num_servers': self.cfg.num_server}
         for p in servers + workers:
-            body = dict(book, rank=p['rank'], name=p['name'])
-            self.van.send(p['temp'], Message('book', '', body=body))
-            self.van.alias(p['name'], p['temp'])
+            self._send_book(p)
         if self.cfg.verbose:
             log.info('scheduler: the job is up: %d servers, %d workers', len(servers), len(workers))
 
+    def _send_book(self, entry, **extra):
+        body = dict(self.book, rank=entry['rank'], name=entry['name'], **extra)
+        self.van.send(entry['temp'], Message('book', '', body=body))
+        self.van.alias(entry['name'], entry['temp'])
+
+    # ---- replacing dead workers ----------------------------------------------------------
+    def _replace(self, entry):
+        """A worker registered after the job formed: it takes a lost worker's rank."""
+        workers = [n for n in self.nodes.values() if n['role'] == 'worker']
+        if entry['id'] is not None:
+            old = next((n for n in workers if n['rank'] == entry['id']), None)
+        else:
+            old = min((n for n in workers if n['lost_since'] is not None),
+                      key=lambda n: n['rank'], default=None)
+        if old is None:
+            self.van.send(entry['temp'], Message(
+                'abort', '', err='scheduler: the job has its %d workers and none of them died; '
+                                 'a late worker without DMLC_WORKER_ID has no rank to take'
+                                 % self.cfg.num_worker))
+            return
+        now = time.monotonic()
+        silent = now - old['last_seen']
+        if old['lost_since'] is None:  # it died and was restarted before it was missed
+            self._lose(old, 'was replaced by pid %s on %s' % (entry['pid'], entry['hostname']))
+        entry.update(rank=old['rank'], incarnation=old['incarnation'] + 1, last_seen=now,
+                     lost_since=None)
+        entry['name'] = node_name('worker', entry['rank'], entry['incarnation'])
+        del self.nodes[old['name']]
+        self.finished.discard(old['name'])
+        self.van.forget(old['name'])
+        self.nodes[entry['name']] = entry
+        barrier = self.barriers.get('worker', {'passed': 0, 'arrived': {}})
+        entered = barrier['passed'] + (('worker', entry['rank']) in barrier['arrived'])
+        self._send_book(entry, recovery=True, barriers=entered)
+        log.warning('scheduler: worker %d has a new process: pid %s on %s joins as %s (restart '
+                    '%d of this rank); the old one, pid %s, was last heard from %.1f s before',
+                    entry['rank'], entry['pid'], entry['hostname'], entry['name'],
+                    entry['incarnation'], old['pid'], silent)
+
+    def _lose(self, node, why):
+        """Wait for a replacement of worker ``node`` instead of stopping the job."""
+        node['lost_since'] = time.monotonic()
+        # if it still runs (stuck, cut off), it must stop: its rank goes to another process
+        self.van.send(node['name'], Message('abort', '', err='scheduler: %s %s; another '
+                                            'process takes its rank' % (describe(node), why)))
+
     # ---- health ------------------------------------------------------------------------
     def _on_heartbeat(self, msg):
-        if msg.src in self.nodes:
+        node = self.nodes.get(msg.src)
+        if node is not None and node['lost_since'] is None:
             self.van.send(msg.src, Message('heartbeat_ack', ''))
 
     def _check_health(self):
@@ -130,15 +194,30 @@ class Scheduler:
             if now - self.started > self.cfg.connect_timeout:
                 self._abort(self._missing_report())
             return
-        for name, node in self.nodes.items():
+        for name, node in list(self.nodes.items()):
             if name in self.finished:
                 continue
-            if now - node['last_seen'] > self.cfg.heartbeat_timeout:
+            if node['lost_since'] is not None:
+                if now - node['lost_since'] > self.cfg.recovery_timeout:
+                    self._abort('%s died and no process registered to replace it within %g s '
+                                '(PS_WORKER_RECOVERY_TIMEOUT); stopping the job'
+                                % (describe(node), self.cfg.recovery_timeout))
+                    return
+            elif now - node['last_seen'] > self.cfg.heartbeat_timeout:
+                if self.elastic and node['role'] == 'worker':
+                    why = ('stopped sending heartbeats %.0f s ago (PS_HEARTBEAT_TIMEOUT=%g s)'
+                           % (now - node['last_seen'], self.cfg.heartbeat_timeout))
+                    log.warning('scheduler: %s %s; the job waits up to %g s for a new process '
+                                'with its rank (PS_WORKER_RECOVERY_TIMEOUT)', describe(node),
+                                why, self.cfg.recovery_timeout)
+                    self._lose(node, why)
+                    continue
                 self._declare_dead(node, now - node['last_seen'])
                 return
-        for group, members in self.barriers.items():
-            if members and now - self.barrier_since[group] > self.cfg.wait_timeout:
-                missing = [n for n in self._group(group) if n not in members]
+        for group, barrier in self.barriers.items():
+            if barrier['arrived'] and now - barrier['since'] > self.cfg.wait_timeout:
+                arrived = {name for name, _ in barrier['arrived'].values()}
+                missing = [n for n in self._group(group) if n not in arrived]
                 self._abort('barrier timed out after %.0f s waiting for %s'
                             % (self.cfg.wait_timeout, ', '.join(missing)))
                 return
@@ -186,16 +265,29 @@ class Scheduler:
 
     def _on_barrier(self, msg):
         group = (msg.body or {}).get('group', 'worker')
-        if msg.src not in self.nodes or msg.src not in self._group(group):
+        node = self.nodes.get(msg.src)
+        if node is None or node['lost_since'] is not None or msg.src not in self._group(group):
             return
-        members = self.barriers.setdefault(group, {})
-        if not members:
-            self.barrier_since[group] = time.monotonic()
-        members[msg.src] = msg.req
-        if len(members) == len(self._group(group)):
-            self.barriers[group] = {}
-            for name, req in members.items():
-                self.van.send(name, Message('barrier_done', '', req=req))
+        barrier = self.barriers.setdefault(group, {'passed': 0, 'arrived': {}, 'since': None})
+        number = (msg.body or {}).get('n', barrier['passed'])
+        if type(number) is not int or number > barrier['passed']:
+            self.van.send(msg.src, Message(
+                'barrier_done', '', req=msg.req, err='barrier %r from %s, but the job has passed '
+                '%d barriers: the next is barrier %d' % (number, msg.src, barrier['passed'],
+                                                        barrier['passed'])))
+            return
+        if number < barrier['passed']:  # a replacement repeating one its predecessor passed
+            self.van.send(msg.src, Message('barrier_done', '', req=msg.req))
+            return
+        if not barrier['arrived']:
+            barrier['since'] = time.monotonic()
+        barrier['arrived'][node['role'], node['rank']] = (msg.src, msg.req)
+        if len(barrier['arrived']) == len(self._group(group)):
+            arrived, barrier['arrived'] = barrier['arrived'], {}
+            barrier['passed'] += 1
+            for name, req in arrived.values():
+                if name in self.nodes:  # (not a dead worker's arrival)
+                    self.van.send(name, Message('barrier_done', '', req=req))
 
     def _on_finish(self, msg):
         if msg.src not in self.nodes:

@@ -1,13 +1,24 @@
 """A parameter server: holds parts of keys, aggregates pushes, applies updates.
 
-``dist_sync``: for each part, one push from every worker makes a round; the server
-sums them, applies the optimizer (or stores the sum when there is none), and only
-then answers the pulls of workers that pushed in that round. A worker that pushes
-twice before a round completes has its second push counted in the next round.
+``dist_sync``: every worker numbers its pushes of a key part 0, 1, 2, ...; round
+``r`` is push ``r`` of every worker. When it is complete the server sums it (in
+rank order), applies the optimizer (or stores the sum when there is none), and then
+answers the pulls waiting for it: a pull carries how many pushes its worker has
+made, and gets the value after that many rounds. A worker that pushes twice before
+a round completes has its second push counted in the next round.
 ``dist_async``: every push is applied on arrival (one key part at a time, so the
 update is atomic) and pulls are answered at once; an optimizer is required.
+Allreduce keys (plain: summed, never optimised) run in rounds in both modes.
 The optimizer arrives as a registry name + JSON hyper-parameters and runs the same
 update functions as a single process does.
+
+When the job allows a dead worker to be replaced (``PS_WORKER_RECOVERY_TIMEOUT``),
+its replacement is the same rank under a new name ('worker:1.1'). The first message
+from it drops what the dead one left unfinished (its pushes to open rounds, its
+waiting pulls); the open rounds stay open until the replacement pushes. A push
+numbered below what the server holds from that rank is its predecessor's, already
+counted: it is acknowledged and dropped, and a pull one round back gets the value
+before the last round, so a replacement can resume exactly where the job is.
 """
 import threading
 import time
@@ -18,7 +29,7 @@ from ..context import cpu
 from ..ndarray.ndarray import NDArray
 from ..optimizer import SGD, Optimizer, Updater
 from . import compression
-from .node import Node
+from .node import Node, node_name, parse_name
 from .van import log
 from .wire import Message
 
@@ -30,21 +41,30 @@ def _index(key, part):
 
 class _Slot:
     """One part of one key held by this server."""
-    __slots__ = ('stored', 'shape', 'merged', 'pushed', 'round', 'queued', 'pulls',
-                 'worker_round', 'waiting_inits', 'round_started', 'plain')
+    __slots__ = ('stored', 'previous', 'shape', 'plain', 'round', 'contributions',
+                 'received', 'pulls', 'early_acks', 'round_started')
 
     def __init__(self, stored, shape, plain=False):
         self.plain = plain            # sum only, never the optimizer (kv.allreduce keys)
         self.stored = stored          # the value (weights when an optimizer is set)
+        self.previous = None          # the value before the last round (when kept)
         self.shape = shape            # the whole key's shape and dtype, for checks
-        self.merged = None            # sum of this round's pushes
-        self.pushed = set()           # workers counted in this round
         self.round = 0                # completed rounds
-        self.queued = []              # (rank, value, req) pushed early for later rounds
-        self.pulls = []               # (src, req, round needed)
-        self.worker_round = {}        # rank -> round its latest push belongs to
-        self.waiting_inits = []
-        self.round_started = None
+        self.contributions = {}       # round -> {rank: pushed value}, rounds not complete
+        self.received = {}            # rank -> pushes held from it (the next one's number)
+        self.pulls = []               # (src, req, rounds it waits for)
+        self.early_acks = []          # (round, src, req) of pushes ahead of the open round
+        self.round_started = None     # when the open round's first push arrived
+
+
+def _sum_by_rank(values):
+    """The sum of {rank: array}, in rank order (the same bits whatever the arrival order);
+    a single value is handed over as it is."""
+    arrays = [values[rank] for rank in sorted(values)]
+    total = arrays[0] if len(arrays) == 1 else arrays[0] + arrays[1]
+    for value in arrays[2:]:
+        total += value
+    return total
 
 
 class Server(Node):
@@ -57,10 +77,14 @@ class Server(Node):
         self.updater = None
         self.mults = {}               # key -> (lr_mult, wd_mult)
         self.sync = True
+        self.incarnations = {}        # worker rank -> its process: 0, then 1, 2, ...
+        self.awaited = {}             # rank -> since when others waited for its replacement
+        self.keep_previous = cfg.recovery_timeout > 0
         self.done = threading.Event()
         self.exit_code = None
         self._handlers.update({'init': self._on_init, 'push': self._on_push,
                                'pull': self._on_pull, 'set_optimizer': self._on_set_optimizer,
+                               'get_optimizer': self._on_get_optimizer,
                                'save_states': self._on_save_states,
                                'load_states': self._on_load_states,
                                'terminate': self._on_terminate})
@@ -90,12 +114,12 @@ class Server(Node):
     # ---- helpers -----------------------------------------------------------------------
     def _reply(self, msg, err=None, arrays=(), body=None):
         self.van.send(msg.src, Message('reply', '', req=msg.req, key=msg.key, part=msg.part,
-                                           err=err, arrays=arrays, body=body))
+                                       err=err, arrays=arrays, body=body))
 
     @staticmethod
     def _rank(msg):
-        role, _, rank = msg.src.partition(':')
-        return int(rank) if role == 'worker' and rank.isdigit() else None
+        ident = parse_name(msg.src)
+        return ident[1] if ident is not None and ident[0] == 'worker' else None
 
     def _slot(self, msg):
         slot = self.slots.get((msg.key, msg.part))
@@ -103,6 +127,69 @@ class Server(Node):
             self._reply(msg, err='key %r (part %s) has not been initialised on this server; '
                                  'call kv.init first' % (msg.key, msg.part))
         return slot
+
+    @staticmethod
+    def _number(msg, default):
+        number = (msg.body or {}).get('n', default)
+        if type(number) is not int or number < 0:
+            raise ValueError('bad push count %r' % (number,))
+        return number
+
+    # ---- replaced workers ----------------------------------------------------------------
+    def _dispatch(self, msg):
+        ident = parse_name(msg.src)
+        if ident is not None and ident[0] == 'worker' and self.book is not None:
+            _, rank, incarnation = ident
+            current = self.incarnations.get(rank, 0)
+            if incarnation < current:
+                if self.cfg.verbose:
+                    log.info('%s: dropped %s from %s, which was replaced', self.van.name,
+                             msg.cmd, msg.src)
+                return
+            if incarnation > current:
+                self._replace(rank, incarnation)
+        super()._dispatch(msg)
+
+    def _stale(self, src):
+        ident = parse_name(src)
+        return (ident is not None and ident[0] == 'worker' and
+                ident[2] < self.incarnations.get(ident[1], 0))
+
+    def _replace(self, rank, incarnation):
+        """Worker ``rank`` has a new process: forget what the old one left unfinished."""
+        old = node_name('worker', rank, self.incarnations.get(rank, 0))
+        self.incarnations[rank] = incarnation
+        self.van.forget(old)
+        dropped, waiting_since = 0, None
+        for slot in self.slots.values():
+            for number in list(slot.contributions):
+                if slot.contributions[number].pop(rank, None) is not None:
+                    dropped += 1
+                if not slot.contributions[number]:
+                    del slot.contributions[number]
+            if self.sync or slot.plain:
+                slot.received[rank] = slot.round
+            slot.pulls = [p for p in slot.pulls if not self._stale(p[0])]
+            slot.early_acks = [a for a in slot.early_acks if not self._stale(a[1])]
+            if slot.round not in slot.contributions:
+                slot.round_started = None
+            elif waiting_since is None or slot.round_started < waiting_since:
+                waiting_since = slot.round_started
+        for where, waiting in list(self.pending_inits.items()):
+            self.pending_inits[where] = [w for w in waiting if not self._stale(w[0])]
+        if waiting_since is not None:
+            self.awaited[rank] = waiting_since
+        log.warning('%s: worker %d has a new process (%s); dropped the %d push(es) the old one '
+                    'had made to rounds still open', self.van.name, rank,
+                    node_name('worker', rank, incarnation), dropped)
+
+    def _note_resumed(self):
+        """A round completed: every replacement awaited has pushed."""
+        for rank, since in self.awaited.items():
+            log.warning("%s: worker %d's new process pushed to the rounds the old one left "
+                        'open, and the job goes on; the other workers waited %.1f s for it',
+                        self.van.name, rank, time.monotonic() - since)
+        self.awaited = {}
 
     # ---- init --------------------------------------------------------------------------
     def _on_init(self, msg):
@@ -112,7 +199,10 @@ class Server(Node):
         self.sync = body.get('sync', True)
         where = (msg.key, msg.part)
         slot = self.slots.get(where)
-        if rank == 0:
+        if slot is not None and (rank != 0 or body.get('recovery')):
+            # (a replacement of worker 0 finds its key here: what the servers hold stays)
+            self._answer_init(msg.src, msg.req, msg.key, msg.part, slot, decl)
+        elif rank == 0:
             if slot is not None:
                 self._reply(msg, err='key %r is already initialised' % (msg.key,))
                 return
@@ -121,20 +211,20 @@ class Server(Node):
                 return
             slot = self.slots[where] = _Slot(np.array(msg.arrays[0]), decl,
                                              plain=bool(body.get('plain')))
-            self._reply(msg)
+            self._answer_init(msg.src, msg.req, msg.key, msg.part, slot, decl)
             for src, req, other in self.pending_inits.pop(where, []):
                 self._answer_init(src, req, msg.key, msg.part, slot, other)
-        elif slot is None:
-            self.pending_inits.setdefault(where, []).append((msg.src, msg.req, decl))
         else:
-            self._answer_init(msg.src, msg.req, msg.key, msg.part, slot, decl)
+            self.pending_inits.setdefault(where, []).append((msg.src, msg.req, decl))
 
     def _answer_init(self, src, req, key, part, slot, decl):
+        """Check the declared shape; tell how many of the worker's pushes are held."""
         err = None
         if decl[:2] != slot.shape[:2]:
             err = ('key %r: worker %s declared shape %s %s, but worker 0 initialised it as %s %s'
                    % (key, decl[2], decl[0], decl[1], slot.shape[0], slot.shape[1]))
-        self.van.send(src, Message('reply', '', req=req, key=key, part=part, err=err))
+        self.van.send(src, Message('reply', '', req=req, key=key, part=part, err=err,
+                                   body={'pushes': slot.received.get(decl[2], 0)}))
 
     # ---- push and pull -----------------------------------------------------------------
     def _decode_value(self, msg, slot):
@@ -155,54 +245,59 @@ class Server(Node):
         if slot is None:
             return
         rank = self._rank(msg)
+        held = slot.received.get(rank, 0)
         try:
+            number = self._number(msg, held)
+            if number > held:
+                raise ValueError('push %d of key %r (part %d) from worker %s, but the servers '
+                                 'hold %d of its pushes: the next one is push %d'
+                                 % (number, msg.key, msg.part, rank, held, held))
+            if number < held:  # its predecessor's push, counted already
+                self._reply(msg)
+                return
             value = self._decode_value(msg, slot)
         except ValueError as exc:
             self._reply(msg, err=str(exc))
             return
-        if not self.sync and not slot.plain:
+        if not (self.sync or slot.plain):
             if self.updater is None:
                 self._reply(msg, err="dist_async applies every push as it arrives and needs an "
                                      "optimizer: call kv.set_optimizer(...) or train through a "
                                      "gluon.Trainer with update_on_kvstore=True")
                 return
             self._apply(msg.key, msg.part, slot, value)
+            slot.received[rank] = number + 1
             self._reply(msg)
             return
-        if rank in slot.pushed:
-            slot.queued.append((rank, np.array(value), msg.req, msg.src))
-        else:
-            self._count(slot, rank, value)
-            self._reply(msg)
-            self._maybe_complete(msg.key, msg.part, slot)
-
-    def _count(self, slot, rank, value):
-        if slot.merged is None:
-            slot.merged = value  # the received data itself, never written: no copy
+        slot.received[rank] = number + 1
+        slot.contributions.setdefault(number, {})[rank] = value
+        if number > slot.round:  # acknowledged when its round opens
+            slot.early_acks.append((number, msg.src, msg.req))
+            return
+        if slot.round_started is None:
             slot.round_started = time.monotonic()
-        elif len(slot.pushed) == 1:
-            slot.merged = slot.merged + value  # the slot's own array from here on
-        else:
-            slot.merged += value
-        slot.pushed.add(rank)
-        slot.worker_round[rank] = slot.round
+        self._reply(msg)
+        self._complete_rounds(msg.key, msg.part, slot)
 
-    def _maybe_complete(self, key, part, slot):
-        while len(slot.pushed) == self.cfg.num_worker:
-            self._apply(key, part, slot, slot.merged)
-            slot.merged, slot.pushed = None, set()
+    def _complete_rounds(self, key, part, slot):
+        while len(slot.contributions.get(slot.round, ())) == self.cfg.num_worker:
+            values = slot.contributions.pop(slot.round)
+            if self.awaited:
+                self._note_resumed()
+            before = slot.stored
+            self._apply(key, part, slot, _sum_by_rank(values))
+            if self.keep_previous:
+                slot.previous = before
             slot.round += 1
-            ready = [p for p in slot.pulls if p[2] < slot.round]
-            slot.pulls = [p for p in slot.pulls if p[2] >= slot.round]
-            for src, req, _ in ready:
-                self._send_value(src, req, key, part, slot)
-            queued, slot.queued = slot.queued, []
-            for rank, value, req, src in queued:
-                if rank in slot.pushed:
-                    slot.queued.append((rank, value, req, src))
-                else:
-                    self._count(slot, rank, value)
-                    self.van.send(src, Message('reply', '', req=req, key=key, part=part))
+            slot.round_started = time.monotonic() if slot.round in slot.contributions else None
+            ready = [p for p in slot.pulls if p[2] <= slot.round]
+            slot.pulls = [p for p in slot.pulls if p[2] > slot.round]
+            for src, req, number in ready:
+                self._send_value(src, req, key, part, slot, number)
+            opened = [a for a in slot.early_acks if a[0] == slot.round]
+            slot.early_acks = [a for a in slot.early_acks if a[0] != slot.round]
+            for _, src, req in opened:
+                self.van.send(src, Message('reply', '', req=req, key=key, part=part))
 
     def _apply(self, key, part, slot, value):
         """The round's result becomes a new stored array, never written afterwards, so
@@ -223,17 +318,24 @@ class Server(Node):
         slot = self._slot(msg)
         if slot is None:
             return
-        rank = self._rank(msg)
-        pushed_round = slot.worker_round.get(rank)
-        if self.sync and pushed_round is not None and slot.round <= pushed_round:
-            slot.pulls.append((msg.src, msg.req, pushed_round))
+        try:
+            number = self._number(msg, 0)
+        except ValueError as exc:
+            self._reply(msg, err=str(exc))
             return
-        self._send_value(msg.src, msg.req, msg.key, msg.part, slot)
+        if (self.sync or slot.plain) and slot.round < number:
+            slot.pulls.append((msg.src, msg.req, number))
+            return
+        self._send_value(msg.src, msg.req, msg.key, msg.part, slot, number)
 
-    def _send_value(self, src, req, key, part, slot):
+    def _send_value(self, src, req, key, part, slot, rounds):
+        """The value after ``rounds`` rounds: the stored one, or (a replacement resuming
+        one round back) the one before it."""
+        value = slot.stored
+        if slot.round == rounds + 1 and slot.previous is not None:
+            value = slot.previous
         # no copy: a stored array is replaced, never changed (see _apply)
-        self.van.send(src, Message('reply', '', req=req, key=key, part=part,
-                                       arrays=[slot.stored]))
+        self.van.send(src, Message('reply', '', req=req, key=key, part=part, arrays=[value]))
 
     def _check_waits(self):
         """Pulls cannot wait forever: report which workers never pushed."""
@@ -241,13 +343,14 @@ class Server(Node):
         for (key, part), slot in self.slots.items():
             if slot.pulls and slot.round_started and \
                     now - slot.round_started > self.cfg.wait_timeout:
-                missing = sorted(set(range(self.cfg.num_worker)) - slot.pushed)
+                pushed = slot.contributions.get(slot.round, {})
+                missing = sorted(set(range(self.cfg.num_worker)) - set(pushed))
                 err = ('%s: round %d of key %r (part %d) waited %.0f s for pushes from worker(s) '
                        '%s' % (self.van.name, slot.round, key, part, now - slot.round_started,
                                ', '.join(map(str, missing))))
                 for src, req, _ in slot.pulls:
                     self.van.send(src, Message('reply', '', req=req, key=key, part=part,
-                                                   err=err))
+                                               err=err))
                 slot.pulls = []
 
     # ---- optimizer and its states --------------------------------------------------------
@@ -268,6 +371,10 @@ class Server(Node):
             self.updater.replace_optimizer(optimizer)
         self.mults = mults
         self._reply(msg)
+
+    def _on_get_optimizer(self, msg):
+        config = self.updater.optimizer.to_config() if self.updater is not None else None
+        self._reply(msg, body={'config': config})
 
     def _on_save_states(self, msg):
         if self.updater is None:

@@ -193,6 +193,17 @@ class Van:
         self._routes[name] = self._routes[known]
         self._channel[name] = self._channel.get(known, known)
 
+    def forget(self, name):
+        """Drop what is kept for peer ``name`` (a replaced node): its route, the order of
+        its messages, and what was sent to it and not yet acknowledged."""
+        channel = self._channel.pop(name, name)
+        for peer in (name, channel):
+            self._routes.pop(peer, None)
+            self._inboxes.pop(peer, None)
+        self._last_seq.pop(channel, None)
+        for entry in [e for e in self._unacked if e[0] == channel]:
+            del self._unacked[entry]
+
     def rename(self, name):
         """Take the name the job assigned. Numbering restarts for the new name; what was
         sent under the old one (the registration) is known to have arrived."""

@@ -5,7 +5,7 @@ usage:
                    [--sync-dst-dir DIR] [--env KEY[=VALUE]]... [--env-server KEY=VALUE]...
                    [--env-worker KEY=VALUE]... [--host-ip ADDR | --interface NAME]
                    [-p PORT] [--ssh-option KEY=VALUE]... [--mpirun PROGRAM]
-                   COMMAND [ARG...]
+                   [--max-restarts N] COMMAND [ARG...]
   python tools/launch.py ...   (the same, from a checkout)
 
 Every process runs COMMAND (as MXNet's launch.py does: a minigluon program whose
@@ -77,13 +77,22 @@ launchers:
          `scancel` of the job ends every step and the launcher. Outside an
          allocation it refuses, saying how to get one.
 
+restarts:
+  --max-restarts N (local, ssh and slurm launchers) starts a worker that exits with a
+  non-zero status, or is killed, again with the same rank on the same host, up to N
+  times in the job (0, the default: the first failure stops the job). The scheduler
+  and servers are told through PS_WORKER_RECOVERY_TIMEOUT (60 seconds unless set
+  here): the job waits that long for the new process, which rejoins where the job is
+  (kv.is_recovery, Trainer.recover()). A dead server or scheduler still stops the job.
+  The mpi launcher refuses it: mpirun cannot start one rank again.
+
 output and exit status:
   Each line a process writes to stdout (stderr) goes whole to the launcher's
   stdout (stderr), prefixed with the process: [scheduler], [server 0], [worker 1];
   the launcher's own messages go to stderr. The exit status is the first non-zero
-  status of any process (128+N for a process killed by signal N, 255 when ssh
-  cannot connect or log in, 127 for a command not found), else 0; 2 for bad
-  options, 1 when the launch itself fails, 128+N when signal N stopped the job.
+  status of any process not started again (128+N for a process killed by signal N,
+  255 when ssh cannot connect or log in, 127 for a command not found), else 0; 2 for
+  bad options, 1 when the launch itself fails, 128+N when signal N stopped the job.
   When a process fails, or on Ctrl-C/SIGTERM/SIGHUP, every process the launcher
   started, remote ones included, is ended within 10 s (SIGTERM, then SIGKILL; a
   second Ctrl-C kills at once), and a report names the process that failed first
@@ -95,12 +104,15 @@ import re
 import signal
 import sys
 
+from ..kvstore.config import RECOVERY_TIMEOUT_ENV
 from . import LaunchError, local, mpi, slurm, ssh
 from .address import free_port, scheduler_address
 from .job import Job, check_user_variables, job_secret, passed_on
 from .placement import place, read_hostfile
 from .processes import PROGRAM, Supervisor
 
+# Seconds the job waits for a restarted worker (PS_WORKER_RECOVERY_TIMEOUT) by default.
+RECOVERY_TIMEOUT = 60
 LAUNCHERS = {'local': local.launch, 'ssh': ssh.launch, 'mpi': mpi.launch,
              'slurm': slurm.launch}
 _VARIABLE = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
@@ -167,6 +179,9 @@ def build_parser():
     add('--ssh-option', action='append', default=[], metavar='KEY=VALUE',
         help='an ssh -o option for --launcher ssh (and its rsync); repeatable')
     add('--mpirun', metavar='PROGRAM', help='the mpirun program (default: mpirun)')
+    add('--max-restarts', type=_count(0), default=0, metavar='N',
+        help='start a failed worker again, with its rank, up to N times in the job '
+             '(default 0: a failure stops the job)')
     add('command', nargs=argparse.REMAINDER, help='the command every process runs')
     return parser
 
@@ -206,12 +221,28 @@ def check_options(args, parser):
     for option, wrong in misplaced.items():
         if wrong:
             parser.error('%s does not apply to --launcher %s' % (option, args.launcher))
+    if args.max_restarts and args.launcher == 'mpi':
+        parser.error('--max-restarts does not apply to --launcher mpi: one mpirun runs every '
+                     'server and worker, and MPI cannot start one rank again; use --launcher '
+                     'ssh (or local, slurm) to have failed workers restarted')
     if args.launcher == 'ssh' and not args.hostfile:
         parser.error('--launcher ssh needs a hostfile (-H FILE)')
     for option in args.ssh_option:
         if not option or option.startswith('-'):
             parser.error('--ssh-option %r: give an ssh option as KEY=VALUE' % option)
     args.mpirun = args.mpirun or 'mpirun'
+
+
+def check_recovery_timeout(value, max_restarts):
+    """Restarted workers need a job that waits for them."""
+    try:
+        waits = float(value) > 0
+    except ValueError:
+        waits = False
+    if not waits:
+        raise LaunchError('--max-restarts %d needs %s to be a number of seconds above 0 (how '
+                          'long the job waits for a restarted worker), not %r'
+                          % (max_restarts, RECOVERY_TIMEOUT_ENV, value))
 
 
 def plan(args, environ=os.environ):
@@ -225,6 +256,9 @@ def plan(args, environ=os.environ):
     tasks = place(args.num_workers, args.num_servers, hosts)
     env = passed_on(environ)
     env.update(parse_variables(args.env, '--env', environ))
+    if args.max_restarts:
+        check_recovery_timeout(env.setdefault(RECOVERY_TIMEOUT_ENV, str(RECOVERY_TIMEOUT)),
+                               args.max_restarts)
     return Job(command=args.command, tasks=tasks,
                root_uri=scheduler_address(args.host_ip, args.interface, peer),
                root_port=args.port or free_port(), secret=job_secret(environ), env=env,
@@ -245,7 +279,7 @@ def describe(job, launcher):
 
 def run(job, args):
     """Start the job, wait for it, report; the job's exit status."""
-    supervisor = Supervisor()
+    supervisor = Supervisor(max_restarts=args.max_restarts)
     handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {signum: signal.signal(signum, supervisor.interrupt) for signum in handled}
     try:

@@ -41,14 +41,20 @@ def stdin_bootstrap_payload(spec):
 
 def start_task(supervisor, job, task, *, cwd=None, via=(), notes=None):
     """Start ``task`` through the bootstrap, here with this Python, or with ``via``, an
-    ssh command, on ``task.host`` with its python3."""
-    spec = {'argv': job.command, 'cwd': cwd or os.getcwd(), 'env': job.environment(task)}
+    ssh command, on ``task.host`` with its python3. A worker can be started again the
+    same way (``--max-restarts``)."""
+    cwd = cwd or os.getcwd()
+    spec = {'argv': job.command, 'cwd': cwd, 'env': job.environment(task)}
     if via:
         argv = [*via, shlex.join(stdin_bootstrap_argv('python3', task.label))]
     else:
         argv = stdin_bootstrap_argv(sys.executable, task.label)
+
+    def again():
+        return start_task(supervisor, job, task, cwd=cwd, via=via, notes=notes)
     return supervisor.spawn(task.label, argv, payload=stdin_bootstrap_payload(spec),
-                            where=str(task.host or 'this host'), notes=notes)
+                            where=str(task.host or 'this host'), notes=notes,
+                            restart=again if task.role == 'worker' else None)
 
 
 def launch(job, supervisor, options):

@@ -9,6 +9,10 @@ order to end its process; others get SIGTERM), then gets SIGTERM after TERM_AFTE
 seconds and SIGKILL after KILL_AFTER, so that nothing outlives the launcher by more
 than 10 s. SIGINT, SIGTERM or SIGHUP to the launcher (``interrupt``) stops the job
 the same way; a second one goes straight to SIGKILL.
+
+With ``max_restarts`` above 0, a child that can be started again (a worker: its
+``restart``) and fails is started again instead, under the same label, as long as
+the job has restarts left; its failure then does not count.
 """
 import collections
 import os
@@ -36,6 +40,14 @@ def require(program, why):
         raise LaunchError('%s is not installed on this host (it is needed %s)' % (program, why))
 
 
+def _signal_name(status):
+    """'SIGKILL' for exit status 137; None for a status that is no signal's."""
+    try:
+        return signal.Signals(status - 128).name if status > 128 else None
+    except ValueError:
+        return None
+
+
 def exit_status(returncode):
     """A Popen return code as a shell exit status (killed by signal N: 128 + N)."""
     return 128 - returncode if returncode < 0 else returncode
@@ -53,8 +65,9 @@ class Failure:
 class Child:
     """A started process: its label, host, and how its output is read and labelled."""
 
-    def __init__(self, label, popen, where, notes, relabel):
+    def __init__(self, label, popen, where, notes, relabel, restart):
         self.label = label
+        self.restart = restart
         self.popen = popen
         self.where = where
         self.notes = notes or {}
@@ -87,8 +100,10 @@ class Child:
 class Supervisor:
     """Runs children with prefixed output until they end; see the module docstring."""
 
-    def __init__(self, stdout=None, stderr=None):
+    def __init__(self, stdout=None, stderr=None, max_restarts=0):
         self._out = {1: stdout or sys.stdout.buffer, 2: stderr or sys.stderr.buffer}
+        self.max_restarts = max_restarts
+        self.restarts = []  # (label, exit status) of each child started again
         self._selector = selectors.DefaultSelector()
         self._children = []
         self._recent = {}
@@ -97,6 +112,7 @@ class Supervisor:
         self._stop_started = None
         self._ended = 0
         self._reported = False
+        self._restarts_reported = False
 
     @property
     def stopping(self):
@@ -104,7 +120,7 @@ class Supervisor:
         return self._stop_started is not None
 
     def spawn(self, label, argv, *, payload=None, env=None, where=None, notes=None,
-              relabel=None):
+              relabel=None, restart=None):
         """Start ``argv`` in its own session; return its Child, or None once stopping.
 
         where: the host it stands for, named in the failure report.
@@ -113,6 +129,7 @@ class Supervisor:
         notes: {exit status: explanation} for the failure report.
         relabel: line -> (label, text or None) for a child that speaks for several
         processes (mpirun); text None drops the line.
+        restart: () -> Child, starting it again (see ``max_restarts``).
         """
         if self.stopping or self.signal is not None:
             return None
@@ -123,7 +140,7 @@ class Supervisor:
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as e:
             raise LaunchError('cannot start %s: %s: %s' % (label, argv[0], e.strerror)) from None
-        child = Child(label, popen, where, notes, relabel)
+        child = Child(label, popen, where, notes, relabel, restart)
         self._children.append(child)
         for fd, stream in ((1, popen.stdout), (2, popen.stderr)):
             os.set_blocking(stream.fileno(), False)
@@ -163,7 +180,14 @@ class Supervisor:
         return 128 + self.signal if self.signal is not None else 0
 
     def report(self):
-        """Print, once, why the job stopped: the first failure and its last lines."""
+        """Print, once, why the job stopped: the first failure and its last lines (and
+        which children were started again)."""
+        if self.restarts and not self._restarts_reported:
+            self._restarts_reported = True
+            self.say('%s: %d restart%s in this job (of --max-restarts %d): %s' % (
+                PROGRAM, len(self.restarts), '' if len(self.restarts) == 1 else 's',
+                self.max_restarts, ', '.join('%s after exit status %d' % r
+                                             for r in self.restarts)))
         if self._reported or not self.stopping:
             return
         self._reported = True
@@ -245,9 +269,22 @@ class Supervisor:
                 if child.popen.stdin is not None:
                     child.ask_to_stop()  # closes our end of its stdin
                 child.status = exit_status(child.popen.returncode)
-                if child.status:
+                if child.status and not self._restart(child):
                     self.fail(child.label, child.status, child.where,
                               child.notes.get(child.status, ''))
+
+    def _restart(self, child):
+        """Start a failed child again if it can be and the job has restarts left."""
+        if child.restart is None or len(self.restarts) >= self.max_restarts or \
+                self.stopping or self.signal is not None:
+            return False
+        self.restarts.append((child.label, child.status))
+        killed = _signal_name(child.status)
+        self.say('%s: %s%s ended with exit status %d%s; starting it again (restart %d of %d)'
+                 % (PROGRAM, child.label, ' on %s' % child.where if child.where else '',
+                    child.status, ' (killed by %s)' % killed if killed else '',
+                    len(self.restarts), self.max_restarts))
+        return child.restart() is not None
 
     def _emit(self, child, fd, line):
         label = child.label

@@ -133,12 +133,19 @@ def launch(job, supervisor, options):
     for task in job.tasks:
         if task.host is None:
             start_task(supervisor, job, task)
-            continue
+        else:
+            start_step(supervisor, job, task, spec)
 
-        def relabel(line, label=task.label):
-            return label, None if _TASK_ENDED.match(line) else line
 
-        argv = srun_argv(task) + stdin_bootstrap_argv('python3', task.label)
-        supervisor.spawn(task.label, argv,
-                         payload=spec, env=step_environment(job, task),
-                         where=task.host.name, relabel=relabel)
+def start_step(supervisor, job, task, spec):
+    """Start ``task`` as a job step on its node (again for a worker: --max-restarts)."""
+    def relabel(line):
+        return task.label, None if _TASK_ENDED.match(line) else line
+
+    def again():
+        return start_step(supervisor, job, task, spec)
+    argv = srun_argv(task) + stdin_bootstrap_argv('python3', task.label)
+    return supervisor.spawn(task.label, argv,
+                            payload=spec, env=step_environment(job, task),
+                            where=task.host.name, relabel=relabel,
+                            restart=again if task.role == 'worker' else None)

@@ -2,6 +2,7 @@
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -78,6 +79,54 @@ def test_cifar10_dist_two_workers_agree_on_test_accuracy(tmp_path):
     assert re.search(r'^\[worker 1\] Finished 1 epoch\(s\) in [\d.]+ s', out, re.M), out
     assert sorted(os.listdir(str(tmp_path / 'ckpt'))) == ['model.params', 'progress.json',
                                                           'trainer.states']
+
+
+def _processes_with(variable):
+    """{pid: environment} of the processes whose environment holds ``variable``."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open('/proc/%s/environ' % pid, 'rb') as f:
+                env = dict(item.split(b'=', 1) for item in f.read().split(b'\0') if b'=' in item)
+        except OSError:
+            continue
+        if variable.encode() in env:
+            found[int(pid)] = env
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc'), reason='finds the worker to kill in /proc')
+def test_cifar10_dist_a_killed_worker_is_replaced_and_the_results_do_not_change(tmp_path):
+    mark = 'MG_ELASTIC_%d' % os.getpid()
+    args = LAUNCH + ['-n', '2', '-s', '2', '--launcher', 'local', '--max-restarts', '1',
+                     '--env', mark + '=1', sys.executable, 'examples/cifar10_dist.py',
+                     '--model', 'cifar_resnet20_v1', '--synthetic', '120', '--num-epochs', '2',
+                     '--batch-size', '20', '--log-interval', '1']
+    outputs = []
+    for kill in (False, True):
+        launcher = subprocess.Popen(args, cwd=ROOT, env=_env(tmp_path), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = []
+        for line in launcher.stdout:
+            lines.append(line)
+            if kill and line.startswith('[worker 1] Epoch[1] Batch [1/3]'):
+                kill = False  # the replacement's first line of epoch 1 says [1/2]
+                victims = [pid for pid, env in _processes_with(mark).items()
+                           if env.get(b'DMLC_ROLE') == b'worker' and
+                           env.get(b'DMLC_WORKER_ID') == b'1']
+                assert len(victims) == 1
+                os.kill(victims[0], signal.SIGKILL)
+        assert launcher.wait(60) == 0, ''.join(lines)
+        outputs.append(''.join(lines))
+    undisturbed, killed = outputs
+    assert 'restart 1 of 1' in killed, killed
+    rejoined = r'^\[worker 1\] Rejoining the job at epoch 1, batch [12]$'
+    assert re.search(rejoined, killed, re.M), killed
+    accuracy = r'^\[worker (\d)\] Epoch (\d): Test_acc (\S+)$'
+    assert sorted(set(re.findall(accuracy, killed, re.M))) == \
+        sorted(re.findall(accuracy, undisturbed, re.M)), killed  # every step the same
+    assert len(re.findall(accuracy, undisturbed, re.M)) == 4
+    assert not _processes_with(mark)
 
 
 def test_cifar10_dist_alone_with_a_local_store_and_resume(tmp_path):

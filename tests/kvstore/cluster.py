@@ -77,11 +77,16 @@ class Cluster:
         for s in range(self.num_servers):
             self._spawn('server:%d' % s, 'server', serve)
         for w in self.start_workers:
-            extra = {'DMLC_WORKER_ID': str(w)}
-            extra.update(self.worker_env.get(w, {}))
-            self._spawn('worker:%d' % w, 'worker', [sys.executable, self.script, self.marker],
-                        extra)
+            self.start_worker(w)
         return self
+
+    def start_worker(self, rank, name=None, env=None):
+        """Start worker ``rank`` (again, as a replacement, under another ``name``)."""
+        extra = {'DMLC_WORKER_ID': str(rank)}
+        extra.update(self.worker_env.get(rank, {}))
+        extra.update(env or {})
+        self._spawn(name or 'worker:%d' % rank, 'worker',
+                    [sys.executable, self.script, self.marker], extra)
 
     def wait(self, timeout=60, names=None):
         """Exit codes by process name (None for a process still running at the deadline)."""

@@ -61,11 +61,19 @@ def test_a_missing_variable_is_named(name, absent):
     ('MXNET_KVSTORE_BIGARRAY_BOUND', '1e6'),
     ('MINIGLUON_PS_CHUNK_BYTES', '10'),
     ('MINIGLUON_PS_CONNECT_TIMEOUT', 'never'),
+    ('PS_WORKER_RECOVERY_TIMEOUT', 'soon'),
+    ('PS_WORKER_RECOVERY_TIMEOUT', '-1'),
 ])
 def test_a_malformed_variable_is_named_with_its_value(name, value):
     message = error_of(env(**{name: value}))
     assert name in message, message
     assert value in message, message
+
+
+def test_worker_recovery_is_off_unless_a_timeout_is_given():
+    assert Config.from_env(env()).recovery_timeout == 0
+    assert Config.from_env(env(PS_WORKER_RECOVERY_TIMEOUT='0')).recovery_timeout == 0
+    assert Config.from_env(env(PS_WORKER_RECOVERY_TIMEOUT='45')).recovery_timeout == 45
 
 
 def test_heartbeat_timeout_must_exceed_the_interval():

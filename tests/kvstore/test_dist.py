@@ -225,10 +225,10 @@ def test_launcher_index_decides_the_rank(tmp_path):
 
 
 ALLREDUCE = '''
-import json
+import json, os
 import minigluon as mx
 from minigluon import nd, kv
-store = kv.create('dist_sync')
+store = kv.create(os.environ['KIND'])
 r = store.rank
 store.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))   # must not touch allreduce keys
 store.init('w', nd.zeros((2,)))
@@ -238,14 +238,17 @@ for step in range(2):
     store.allreduce('bn.running_mean', stats, average=True)
     outs.append(stats.asnumpy().tolist())
     store.push('w', nd.ones((2,)))
+store.barrier()                 # dist_async: every push applied before the pull
 w = nd.zeros((2,))
 store.pull('w', out=w)
 print('RESULT', json.dumps({'stats': outs, 'w': w.asnumpy().tolist()}))
 '''
 
 
-def test_allreduce_keys_are_summed_never_optimised(tmp_path):
-    with Cluster(tmp_path, ALLREDUCE, num_workers=2, num_servers=2) as job:
+@pytest.mark.parametrize('kind', ['dist_sync', 'dist_async'])
+def test_allreduce_keys_are_summed_never_optimised(tmp_path, kind):
+    with Cluster(tmp_path, ALLREDUCE, num_workers=2, num_servers=2,
+                 env={'KIND': kind}) as job:
         job.assert_success()
         for rank in range(2):
             res = results(job, 'worker:%d' % rank)[0]

@@ -52,6 +52,27 @@ def identities(stdout):
     return found
 
 
+# Worker 1 kills itself the first time it runs (always, given a third argument); the
+# second argument is a folder every process can write to.
+DIES_ONCE = '''
+import os, sys, time
+mark = os.path.join(sys.argv[2], 'ran-' + os.environ.get('DMLC_WORKER_ID', 'x'))
+first = not os.path.exists(mark)
+open(mark, 'a').close()
+if os.environ['DMLC_ROLE'] == 'worker':
+    print('worker', os.environ['DMLC_WORKER_ID'], 'first' if first else 'again', flush=True)
+    if os.environ['DMLC_WORKER_ID'] == '1' and (first or len(sys.argv) > 3):
+        time.sleep(0.3)
+        os.kill(os.getpid(), 9)
+    time.sleep(1.5)
+'''
+
+
+def worker_lines(stdout):
+    """The lines of DIES_ONCE's workers, sorted."""
+    return sorted(line for line in stdout.splitlines() if '] worker ' in line)
+
+
 # Each worker pushes (rank + 1) * round to a small key and a key big enough to be cut
 # into slices over all servers, and pulls the sums back.
 DIST_SYNC_SUMS = '''

@@ -63,6 +63,10 @@ def test_options_after_the_command_belong_to_the_command():
     (['-n', '1', '-H', 'hosts', '--launcher', 'slurm', 'prog'], '--hostfile does not apply to '
                                                               '--launcher slurm'),
     (['-n', '1', '--host-ip', '1.2.3.4', '--interface', 'lo', 'prog'], 'not allowed with'),
+    (['-n', '1', '--max-restarts', '-1', 'prog'], "'-1' is not a whole number >= 0"),
+    (['-n', '1', '--launcher', 'mpi', '--max-restarts', '1', 'prog'],
+     '--max-restarts does not apply to --launcher mpi: one mpirun runs every server and '
+     'worker, and MPI cannot start one rank again'),
 ])
 def test_bad_options_are_usage_errors_naming_the_problem(capsys, argv, complaint):
     assert complaint in _usage_error(capsys, *argv)
@@ -105,6 +109,19 @@ def test_plan_scheduler_address_port_and_passed_on_variables():
     assert cli.plan(_args('-n', '1', 'p'), {}).secret != job.secret  # fresh per job
 
 
+def test_max_restarts_tells_every_process_to_wait_for_a_restarted_worker():
+    assert 'PS_WORKER_RECOVERY_TIMEOUT' not in cli.plan(_args('-n', '2', 'p'), {}).env
+    job = cli.plan(_args('-n', '2', '--max-restarts', '3', 'p'), {})
+    assert job.env['PS_WORKER_RECOVERY_TIMEOUT'] == '60'
+    job = cli.plan(_args('-n', '2', '--max-restarts', '1', 'p'),
+                   {'PS_WORKER_RECOVERY_TIMEOUT': '300'})
+    assert job.env['PS_WORKER_RECOVERY_TIMEOUT'] == '300'
+    with pytest.raises(LaunchError, match="--max-restarts 1 needs PS_WORKER_RECOVERY_TIMEOUT "
+                                          "to be a number of seconds above 0 .*, not '0'"):
+        cli.plan(_args('-n', '2', '--max-restarts', '1', '--env',
+                       'PS_WORKER_RECOVERY_TIMEOUT=0', 'p'), {})
+
+
 def test_plan_errors_name_the_problem(tmp_path):
     with pytest.raises(LaunchError, match='--interface nosuch0: no IPv4 address found'):
         cli.plan(_args('-n', '1', '--interface', 'nosuch0', 'p'), {})
@@ -118,7 +135,8 @@ def test_help_documents_usage():
                             timeout=30)
     assert result.returncode == 0
     for text in ('-n N, --num-workers N', '--sync-dst-dir', '--env KEY[=VALUE]', 'DMLC_WORKER_ID',
-                 'MINIGLUON_PS_SECRET', 'servers go to hosts 1, 2, 3', '--ssh-option'):
+                 'MINIGLUON_PS_SECRET', 'servers go to hosts 1, 2, 3', '--ssh-option',
+                 '--max-restarts N', 'PS_WORKER_RECOVERY_TIMEOUT'):
         assert text in result.stdout
 
 

@@ -5,8 +5,8 @@ import signal
 import subprocess
 import time
 
-from .helpers import (SHOW_IDENTITY, LiveLauncher, command_lines, identities, leftovers,
-                      new_marker, py, run_launcher)
+from .helpers import (DIES_ONCE, SHOW_IDENTITY, LiveLauncher, command_lines, identities,
+                      leftovers, new_marker, py, run_launcher, worker_lines)
 
 LABEL = re.compile(r'\[(scheduler|server \d+|worker \d+)\] ')
 # Prints "ready", then waits; ignores SIGTERM and has a child in its session, so
@@ -178,3 +178,28 @@ def test_ps_shows_each_process_by_its_label_not_the_bootstrap_source(marker, tmp
     assert launcher.finish() == 0
     assert shown == ['scheduler', 'server 0', 'worker 0', 'worker 1']
     assert max(len(line) for line in mine) < 300, mine
+
+
+def test_max_restarts_starts_a_killed_worker_again_with_its_rank(marker, tmp_path):
+    result = run_launcher(['-n', '2', '-s', '1', '--max-restarts', '1',
+                           *py(DIES_ONCE, marker), str(tmp_path)])
+    assert result.returncode == 0, result.stderr
+    assert worker_lines(result.stdout) == ['[worker 0] worker 0 first',
+                                           '[worker 1] worker 1 again',
+                                           '[worker 1] worker 1 first']
+    assert ('worker 1 on this host ended with exit status 137 (killed by SIGKILL); starting it '
+            'again (restart 1 of 1)') in result.stderr
+    assert '1 restart in this job (of --max-restarts 1): worker 1 after exit status 137' in \
+        result.stderr
+    assert leftovers(marker) == []
+
+
+def test_when_the_restarts_are_spent_the_next_failure_stops_the_job(marker, tmp_path):
+    started = time.monotonic()
+    result = run_launcher(['-n', '2', '-s', '1', '--max-restarts', '1',
+                           *py(DIES_ONCE, marker), str(tmp_path), 'always'])
+    assert result.returncode == 137, result.stderr
+    assert time.monotonic() - started < 10
+    assert 'restart 1 of 1' in result.stderr
+    assert 'worker 1 on this host failed first, with exit status 137' in result.stderr
+    assert leftovers(marker) == []

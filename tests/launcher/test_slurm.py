@@ -16,8 +16,8 @@ import pytest
 from minigluon.launcher import LaunchError, slurm
 from minigluon.launcher.placement import Host
 
-from .helpers import (DIST_SYNC_SUMS, ROOT, LiveLauncher, check_dist_sync_sums, command_lines,
-                      launcher_argv, leftovers, py, run_launcher)
+from .helpers import (DIES_ONCE, DIST_SYNC_SUMS, ROOT, LiveLauncher, check_dist_sync_sums,
+                      command_lines, launcher_argv, leftovers, py, run_launcher, worker_lines)
 
 # Where each process ran: its node (none for a scheduler outside the allocation),
 # DMLC_NODE_HOST, which the kvstore binds to (so only that node can run it), and the
@@ -167,6 +167,21 @@ def test_a_failing_worker_ends_every_step(slurm_cluster, allocation, marker):
     assert '[worker 1] step failure' in result.stderr
     assert 'worker 1 on n0 failed first, with exit status 3' in result.stderr
     assert 'srun: error' not in result.stderr  # the report says it once
+    assert slurm_cluster.steps(job_id) == []
+    assert leftovers(marker) == []
+
+
+def test_max_restarts_starts_a_killed_worker_again_as_a_new_step(slurm_cluster, allocation,
+                                                                  marker, tmp_path):
+    job_id, env = allocation
+    result = run_launcher(['-n', '2', '-s', '1', '--launcher', 'slurm', '--max-restarts', '1',
+                           *py(DIES_ONCE, marker), str(tmp_path)], env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert worker_lines(result.stdout) == ['[worker 0] worker 0 first',
+                                           '[worker 1] worker 1 again',
+                                           '[worker 1] worker 1 first']
+    assert re.search(r'worker 1 on n\d ended with exit status 137 \(killed by SIGKILL\); '
+                     r'starting it again \(restart 1 of 1\)', result.stderr), result.stderr
     assert slurm_cluster.steps(job_id) == []
     assert leftovers(marker) == []
 

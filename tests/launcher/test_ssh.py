@@ -8,8 +8,8 @@ import socket
 import sys
 import time
 
-from .helpers import (SHOW_IDENTITY, LiveLauncher, Sshd, command_lines, identities, leftovers,
-                      make_key, py, run_launcher)
+from .helpers import (DIES_ONCE, SHOW_IDENTITY, LiveLauncher, Sshd, command_lines, identities,
+                      leftovers, make_key, py, run_launcher, worker_lines)
 
 
 def _ssh(keys, hostfile, *more, connect_timeout=5, identity=None):
@@ -61,6 +61,18 @@ def test_a_failing_remote_worker_ends_the_job(ssh_keys, sshd, marker, tmp_path):
     assert '[worker 0] remote failure' in result.stderr
     assert ('worker 0 on 127.0.0.1:%d failed first, with exit status 3' % sshd.port
             in result.stderr)
+    assert leftovers(marker) == []
+
+
+def test_max_restarts_starts_a_killed_remote_worker_again(ssh_keys, sshd, marker, tmp_path):
+    result = run_launcher(_ssh(ssh_keys, sshd.hostfile(tmp_path), '-n', '2', '-s', '1',
+                               '--max-restarts', '1', *py(DIES_ONCE, marker), str(tmp_path)))
+    assert result.returncode == 0, result.stderr
+    assert worker_lines(result.stdout) == ['[worker 0] worker 0 first',
+                                           '[worker 1] worker 1 again',
+                                           '[worker 1] worker 1 first']
+    assert ('worker 1 on 127.0.0.1:%d ended with exit status 137 (killed by SIGKILL); starting '
+            'it again (restart 1 of 1)' % sshd.port) in result.stderr
     assert leftovers(marker) == []
 
 

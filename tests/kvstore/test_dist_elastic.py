@@ -1,0 +1,320 @@
+"""Elastic workers: with PS_WORKER_RECOVERY_TIMEOUT a killed worker is replaced by a new
+process with its rank, which resumes where the job is; sums stay exact."""
+import json
+import os
+import re
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from minigluon import autograd, gluon, nd
+
+from .cluster import Cluster, alive_with
+from .test_dist_trainer import MODEL
+
+pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
+
+# Each step: push 'w' and 'big' (sliced over both servers), pull them, allreduce 'stats',
+# barrier. The test holds a worker at a point while a file hold-RANK-POINT-STEP exists.
+# A replacement adds 1000 * INCARNATION to what it sends, so the sums tell whose push
+# counted. It finds where to resume from the counts the servers and the scheduler hold.
+STEPS = '''
+import json, os, time
+import minigluon as mx
+from minigluon import nd, kv
+
+store = kv.create(os.environ['KIND'])
+r = store.rank
+marker = 1000.0 * int(os.environ.get('INCARNATION', '0'))
+
+
+def point(name, step):
+    hold = 'hold-%d-%s-%d' % (r, name, step)
+    if os.path.exists(hold):
+        print('HOLDING', name, step, flush=True)
+        while os.path.exists(hold):
+            time.sleep(0.02)
+    print('AT', name, step, flush=True)
+
+
+if store.type == 'dist_async':
+    store.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
+store.init('w', nd.zeros((3,)))
+store.init('big', nd.zeros((3000,)))
+step, phase = 0, 'push'
+if store.is_recovery:
+    pushed = min(store.num_pushes('w'), store.num_pushes('big'))
+    entered = store.num_barriers()       # the barrier ends a step
+    store.resume('w', pushed)
+    store.resume('big', pushed)
+    store.resume('stats', entered)       # (before its init: allreduce creates it)
+    step, phase = entered, 'allreduce' if pushed > entered else 'push'
+    w, big = nd.zeros((3,)), nd.zeros((3000,))
+    store.pull(['w', 'big'], out=[w, big])
+    print('REJOINED', json.dumps([step, phase, float(w.asnumpy()[0]),
+                                  float(big.asnumpy()[-1])]), flush=True)
+while step < int(os.environ['STEPS']):
+    if phase == 'push':
+        point('push', step)
+        store.push('w', nd.ones((3,)) * ((r + 1) * (step + 1) + marker))
+        point('big', step)
+        store.push('big', nd.ones((3000,)) * ((r + 1) * (step + 1) + marker))
+        point('pull', step)
+        w, big = nd.zeros((3,)), nd.zeros((3000,))
+        store.pull(['w', 'big'], out=[w, big])
+        print('SUMS', json.dumps([step, float(w.asnumpy()[0]), float(big.asnumpy()[-1])]))
+    point('allreduce', step)
+    stats = nd.array([r + 1 + marker, step])
+    store.allreduce('stats', stats)
+    print('STATS', json.dumps([step, stats.asnumpy().tolist()]))
+    point('barrier', step)
+    store.barrier()
+    step, phase = step + 1, 'push'
+store.barrier()
+w, big = nd.zeros((3,)), nd.zeros((3000,))
+store.pull(['w', 'big'], out=[w, big])
+print('FINAL', json.dumps([float(w.asnumpy()[0]), float(big.asnumpy()[-1])]), flush=True)
+'''
+
+ENV = {'MXNET_KVSTORE_BIGARRAY_BOUND': '1000', 'MINIGLUON_PS_CHUNK_BYTES': '4096',
+       'PS_WORKER_RECOVERY_TIMEOUT': '30'}
+# How worker 1 dies: (the point it is held at and killed, or reaches and is killed a
+# second later, inside the call; the point worker 0 is held at meanwhile, so that the
+# sync operation stays open; what the replacement sends again for that step, in place of
+# what was dropped; whether the step's pushes were done).
+KILLS = {
+    'in-pull': (('pull', True), 'push', {'w', 'big', 'stats'}, False),
+    'between-pushes': (('big', True), 'big', {'big', 'stats'}, False),
+    'in-allreduce': (('allreduce', False), 'allreduce', {'stats'}, True),
+    'before-allreduce': (('allreduce', True), None, {'stats'}, True),  # worker 0 waits
+    'in-barrier': (('barrier', False), 'barrier', set(), True),
+}
+
+
+def wait_for(job, name, text, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in job.output(name):
+            return
+        if job.procs[name].poll() is not None:
+            break
+        time.sleep(0.05)
+    pytest.fail('%s did not print %r\n%s' % (name, text, job.all_output()))
+
+
+def touch(job, name):
+    open(os.path.join(str(job.tmp_path), name), 'w').close()
+
+
+def unlink(job, name):
+    os.unlink(os.path.join(str(job.tmp_path), name))
+
+
+def kill_and_replace(job, kills):
+    """Kill worker 1 as each (kind, step) of ``kills`` says, in turn, starting a
+    replacement each time; returns the names of worker 1's processes, the last alive."""
+    holds = []
+    for kind, step in kills:
+        (point, held), survivor_hold, _, _ = KILLS[kind]
+        holds.append(['hold-1-%s-%d' % (point, step) if held else None,
+                      survivor_hold and 'hold-0-%s-%d' % (survivor_hold, step)])
+        for hold in holds[-1]:
+            if hold:
+                touch(job, hold)
+    names = ['worker:1']
+    for incarnation, ((kind, step), (victim_hold, survivor_hold)) in \
+            enumerate(zip(kills, holds), 1):
+        point, held = KILLS[kind][0]
+        victim = names[-1]
+        if held:
+            wait_for(job, victim, 'HOLDING %s %d' % (point, step))
+        else:
+            wait_for(job, victim, 'AT %s %d' % (point, step))
+            time.sleep(1.0)  # inside the call, waiting for worker 0
+        if survivor_hold:
+            wait_for(job, 'worker:0', 'HOLDING %s %d' % (KILLS[kind][1], step))
+        job.procs[victim].send_signal(signal.SIGKILL)
+        job.procs[victim].wait(10)
+        if victim_hold:
+            unlink(job, victim_hold)
+        names.append('worker:1 #%d' % incarnation)
+        job.start_worker(1, names[-1], env={'INCARNATION': str(incarnation)})
+        wait_for(job, names[-1], 'REJOINED')
+        if survivor_hold:
+            unlink(job, survivor_hold)
+    return names
+
+
+def lines(job, name, tag):
+    return [json.loads(line.split(' ', 1)[1]) for line in job.output(name).splitlines()
+            if line.startswith(tag + ' ')]
+
+
+def finish(job, alive):
+    codes = job.wait(60, names=alive)
+    assert all(code == 0 for code in codes.values()), '%s\n%s' % (codes, job.all_output())
+
+
+def test_killed_in_a_push_between_pushes_in_an_allreduce_and_in_a_barrier(tmp_path):
+    kills = [('in-pull', 1), ('between-pushes', 3), ('in-allreduce', 4),
+             ('before-allreduce', 5), ('in-barrier', 6)]
+    env = dict(ENV, KIND='dist_sync', STEPS='8')
+    with Cluster(tmp_path, STEPS, num_workers=2, num_servers=2, env=env) as job:
+        names = kill_and_replace(job, kills)
+        alive = ['scheduler', 'server:0', 'server:1', 'worker:0', names[-1]]
+        finish(job, alive)
+
+        def incarnation(key, step):
+            """Which of worker 1's processes made the push of ``step`` that counted."""
+            return sum(1 for kind, k in kills if step > k or
+                       (step == k and key in KILLS[kind][2]))
+
+        def sums(step):
+            return [3.0 * (step + 1) + 1000 * incarnation(key, step) for key in ('w', 'big')]
+
+        for name in ['worker:0'] + names:
+            for step, w, big in lines(job, name, 'SUMS'):
+                assert [w, big] == sums(step), (name, step, job.all_output())
+            for step, stats in lines(job, name, 'STATS'):
+                assert stats == [3.0 + 1000 * incarnation('stats', step), 2.0 * step], name
+        # worker 0 saw every step once, and so did worker 1's processes between them
+        assert [s for s, _, _ in lines(job, 'worker:0', 'SUMS')] == list(range(8))
+        ran = [s for name in names for s, _, _ in lines(job, name, 'SUMS')]
+        assert ran == list(range(8)), job.all_output()
+        # each replacement resumed where its predecessor stopped, from the values after
+        # the rounds it had pushed to ('w' one round back when it died between the keys)
+        rejoined = [lines(job, name, 'REJOINED')[0] for name in names[1:]]
+        assert [r[:2] for r in rejoined] == [[1, 'push'], [3, 'push'], [4, 'allreduce'],
+                                             [5, 'allreduce'], [7, 'push']]
+        for (_, _, w, big), (kind, step) in zip(rejoined, kills):
+            assert [w, big] == sums(step - 1 + KILLS[kind][3]), (kind, job.all_output())
+        servers = job.output('server:0') + job.output('server:1')
+        assert 'worker 1 has a new process (worker:1.1)' in servers
+        # (worker 0 waited in the allreduce of step 5)
+        assert re.search(r'the other workers waited [\d.]+ s', servers), servers
+        sched = job.output('scheduler')
+        assert 'joins as worker:1.5 (restart 5 of this rank)' in sched, sched
+    assert not alive_with(job.marker), 'processes outlived the job'
+
+
+def test_dist_async_counts_every_push_once(tmp_path):
+    # under dist_async pushes are applied as they come (SGD, learning rate 1): the
+    # dead worker's pushes of its last step stay, its replacement goes on after them
+    env = dict(ENV, KIND='dist_async', STEPS='5')
+    with Cluster(tmp_path, STEPS, num_workers=2, num_servers=2, env=env) as job:
+        names = kill_and_replace(job, [('in-pull', 2)])
+        finish(job, ['scheduler', 'server:0', 'server:1', 'worker:0', names[-1]])
+        assert lines(job, names[-1], 'REJOINED')[0][:2] == [2, 'allreduce']
+        pushed = sum(3.0 * (step + 1) for step in range(5)) + 1000 * 2   # (steps 3 and 4)
+        for name in ('worker:0', names[-1]):
+            assert lines(job, name, 'FINAL') == [[-pushed, -pushed]], job.all_output()
+            for step, stats in lines(job, name, 'STATS'):
+                assert stats == [3.0 + 1000 * (step >= 2), 2.0 * step], name
+    assert not alive_with(job.marker), 'processes outlived the job'
+
+
+def test_no_replacement_in_time_stops_the_job_naming_the_worker(tmp_path):
+    env = dict(ENV, KIND='dist_sync', STEPS='5', PS_WORKER_RECOVERY_TIMEOUT='2',
+               PS_HEARTBEAT_INTERVAL='0.5', PS_HEARTBEAT_TIMEOUT='3')
+    with Cluster(tmp_path, STEPS, num_workers=2, num_servers=1, env=env) as job:
+        touch(job, 'hold-1-pull-1')
+        wait_for(job, 'worker:1', 'HOLDING pull 1')
+        pid = job.procs['worker:1'].pid
+        job.procs['worker:1'].send_signal(signal.SIGKILL)
+        started = time.monotonic()
+        others = ['scheduler', 'server:0', 'worker:0']
+        codes = job.wait(20, names=others)
+        # heartbeat timeout (3 s) + waiting for a replacement (2 s) + stopping
+        assert time.monotonic() - started < 15
+        assert all(code not in (0, None) for code in codes.values()), codes
+        for name in others:
+            out = job.output(name)
+            assert re.search(r'worker 1 \(pid %d .*PS_WORKER_RECOVERY_TIMEOUT' % pid, out), \
+                '%s:\n%s' % (name, out)
+        assert 'waits up to 2 s for a new process' in job.output('scheduler')
+    assert not alive_with(job.marker), 'processes outlived the job'
+
+
+TRAINER = MODEL + '''
+import json, os, time
+from minigluon import kv
+from minigluon.base import MXNetError
+store = kv.create('dist_sync')
+net = build()
+try:   # the optimizer state on the workers could not be recovered: refused
+    gluon.Trainer(net.collect_params(), 'sgd', kvstore=store, update_on_kvstore=False).step(1)
+except MXNetError as exc:
+    print('REFUSED', exc, flush=True)
+trainer = gluon.Trainer(net.collect_params(), 'sgd',
+                        {'learning_rate': 0.5, 'momentum': 0.9, 'wd': 0.01}, kvstore=store)
+first, b = 0, 5
+if store.is_recovery:
+    first = trainer.recover()
+    print('RECOVERED', json.dumps([first, trainer.learning_rate]), flush=True)
+lo, hi = store.rank * b, (store.rank + 1) * b
+loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+for step, (x, y) in enumerate(batches(6, b, store.num_workers)):
+    if step < first:
+        continue
+    if os.path.exists('hold-%d-step-%d' % (store.rank, step)):
+        print('HOLDING step', step, flush=True)
+        time.sleep(60)
+    if step == 2:
+        trainer.set_learning_rate(0.25)
+    with autograd.record():
+        loss = loss_fn(net(nd.array(x[lo:hi])), nd.array(y[lo:hi]))
+    loss.backward()
+    trainer.step(hi - lo)
+print('RESULT', json.dumps({k: v.data().asnumpy().tolist()
+                            for k, v in net._collect_params_with_prefix().items()}))
+'''
+
+
+def _trainer_reference():
+    scope = {}
+    exec(compile(MODEL, 'model', 'exec'), scope)  # the very code the workers run
+    net = scope['build']()
+    trainer = gluon.Trainer(net.collect_params(), 'sgd',
+                            {'learning_rate': 0.5, 'momentum': 0.9, 'wd': 0.01}, kvstore=None)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    for step, (x, y) in enumerate(scope['batches'](6, 5, 2)):
+        if step == 2:
+            trainer.set_learning_rate(0.25)
+        with autograd.record():
+            loss = loss_fn(net(nd.array(x)), nd.array(y))
+        loss.backward()
+        trainer.step(10)
+    return {k: v.data().asnumpy() for k, v in net._collect_params_with_prefix().items()}
+
+
+def test_a_replaced_worker_0_trains_on_from_the_servers_weights_and_optimizer(tmp_path):
+    env = dict(ENV, KIND='dist_sync')
+    with Cluster(tmp_path, TRAINER, num_workers=2, num_servers=2, env=env) as job:
+        # worker 0 dies before the first step (the servers have no optimizer, no keys),
+        # then again before its pushes of step 4
+        names = ['worker:0']
+        for step in (0, 4):
+            touch(job, 'hold-0-step-%d' % step)
+        for incarnation, step in enumerate((0, 4), 1):
+            wait_for(job, names[-1], 'HOLDING step %d' % step)
+            job.procs[names[-1]].send_signal(signal.SIGKILL)
+            job.procs[names[-1]].wait(10)
+            unlink(job, 'hold-0-step-%d' % step)
+            names.append('worker:0 #%d' % incarnation)
+            job.start_worker(0, names[-1])
+            wait_for(job, names[-1], 'RECOVERED')
+        finish(job, ['scheduler', 'server:0', 'server:1', 'worker:1', names[-1]])
+        # the step count, and the learning rate set at step 2, came from the servers
+        assert [lines(job, name, 'RECOVERED') for name in names[1:]] == [[[0, 0.5]],
+                                                                          [[4, 0.25]]]
+        assert 'update_on_kvstore=False the optimizer state lives in each worker' in \
+            job.output('worker:1')
+        # its init did not overwrite the servers' weights: exactly an undisturbed run's
+        expected = _trainer_reference()
+        got = [lines(job, name, 'RESULT')[0] for name in (names[-1], 'worker:1')]
+        assert got[0] == got[1]
+        for name, value in expected.items():
+            np.testing.assert_allclose(got[0][name], value, rtol=2e-5, atol=1e-6, err_msg=name)
+    assert not alive_with(job.marker), 'processes outlived the job'
