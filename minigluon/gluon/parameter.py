@@ -101,6 +101,7 @@ class Parameter:
         self._ctx_list = None
         self._deferred_init = ()  # (init, ctx_list, default_init, data) while deferred
         self._trainer = None  # weakref to the Trainer that updates this parameter
+        self._pending = None  # the kvstore's pull of new weights, when one is under way
         self.grad_req = grad_req
 
     # ---- identity --------------------------------------------------------------------
@@ -176,7 +177,7 @@ class Parameter:
         if req == 'null':
             self._grad = None
             for d in self._data:  # no longer graph variables
-                d._grad, d._grad_req = None, None
+                d._grad, d._grad_req, d._grad_hook = None, None, None
         elif self._grad is None:
             self._init_grad()
         else:
@@ -186,10 +187,34 @@ class Parameter:
     def stale_grad_contexts(self):
         """The contexts whose gradient no backward has written since ``mark_grad_used``
         (every context before the first backward)."""
+        return [d.context for d, n in zip(self._data or (), self._grad_writes_since_used())
+                if not n]
+
+    def _grad_writes_since_used(self):
+        """How many times backward wrote each context's gradient since ``mark_grad_used``."""
         used = {id(d): n for d, n in ((ref(), n) for ref, n in self._grad_used_at)
                 if d is not None}  # arrays replaced since (cast, re-initialised) start at 0
-        return [d.context for d in self._data or ()
-                if d._grad_writes == used.get(id(d), 0)]
+        return [d._grad_writes - used.get(id(d), 0) for d in self._data or ()]
+
+    def _on_grad(self, arr, written):
+        """Backward is about to write (``written`` False) or has written the gradient of
+        ``arr``, one of this parameter's arrays: the Trainer may send it on at once."""
+        trainer = self._trainer() if self._trainer is not None else None
+        if trainer is not None and trainer._overlapping:
+            trainer._on_grad(self, written)
+
+    def _grad_accessed(self):
+        """The program takes the gradient buffers (to read or change them) between
+        backward and the step: the Trainer must not send them during backward."""
+        trainer = self._trainer() if self._trainer is not None else None
+        if trainer is not None:
+            trainer._on_grad_access(self)
+
+    def _wait_pending(self):
+        """Wait until new weights the kvstore is pulling into the data have arrived."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.wait()
 
     def mark_grad_used(self):
         """Record that the current gradients were applied; until the next backward
@@ -246,6 +271,7 @@ class Parameter:
 
     def _init_impl(self, data, ctx_list):
         """Put a copy of ``data`` on every context and attach gradient buffers."""
+        self._wait_pending()
         self._ctx_list = list(ctx_list)
         self._deferred_init = ()
         self._data = [data.copyto(c).astype(self.dtype, copy=False) for c in self._ctx_list]
@@ -257,6 +283,8 @@ class Parameter:
             return
         self._grad = [nd_zeros(d.shape, ctx=d.context, dtype=d.dtype) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
+        for d in self._data:
+            d._grad_hook = self._on_grad
 
     def _check_and_get(self, arr_list, ctx):
         """The array for ``ctx`` (``list``: all of them); clear errors when unavailable."""
@@ -284,17 +312,23 @@ class Parameter:
 
     # ---- access ----------------------------------------------------------------------
     def data(self, ctx=None):
-        """The data on ``ctx`` (default: the current context, or the only copy)."""
+        """The data on ``ctx`` (default: the current context, or the only copy), once any
+        new weights the kvstore is pulling have arrived."""
+        if self._pending is not None:
+            self._wait_pending()
         return self._check_and_get(self._data, ctx)
 
     def list_data(self):
-        """The data on every context, in ``list_ctx()`` order."""
+        """The data on every context, in ``list_ctx()`` order (after any pull under way)."""
+        if self._pending is not None:
+            self._wait_pending()
         return self._check_and_get(self._data, list)
 
     def grad(self, ctx=None):
         """The gradient buffer on ``ctx``."""
         if self._data is not None and self._grad is None:
             raise MXNetError("%s has no gradient because grad_req='null'" % self._label())
+        self._grad_accessed()
         return self._check_and_get(self._grad, ctx)
 
     def list_grad(self):
@@ -311,6 +345,7 @@ class Parameter:
         """
         if self._data is not None and self._grad is None:
             raise MXNetError("%s has no gradient because grad_req='null'" % self._label())
+        self._grad_accessed()
         return self._check_and_get(self._grad, list)
 
     def list_ctx(self):
@@ -324,6 +359,8 @@ class Parameter:
 
     def zero_grad(self):
         """Set every gradient buffer to 0."""
+        if self._grad:
+            self._grad_accessed()
         for g in self._grad or ():
             g[:] = 0
 
@@ -332,6 +369,7 @@ class Parameter:
         if not isinstance(data, NDArray):
             data = NDArray(np.asarray(data, dtype=self.dtype), cpu())
         self.shape = data.shape
+        self._wait_pending()  # a pull under way must not overwrite the new value
         if self._data is None:
             if not self._deferred_init:
                 raise MXNetError('%s has not been initialized; call net.initialize() before '
@@ -364,6 +402,7 @@ class Parameter:
         self.dtype = dtype
         if self._data is None:
             return
+        self._wait_pending()
         with autograd.pause():
             self._data = [d.astype(self.dtype) for d in self._data]
             if self._grad is not None:

@@ -12,19 +12,44 @@ position in the Trainer (a ParameterDict is taken in the sorted order of its nam
 so every worker of a job numbers the parameters alike), and the store is chosen on
 first use: ``update_on_kvstore`` follows the user, else ``MXNET_UPDATE_ON_KVSTORE``
 (default 1), except where only one choice can work.
+
+With a distributed store the communication overlaps the computation (``overlap``,
+``MINIGLUON_KVSTORE_OVERLAP``): a gradient is pushed as soon as backward has completed
+it, on every device, with the pull of its result started right behind it; ``step``
+pushes only what backward did not, and with ``update_on_kvstore`` returns without
+waiting: ``Parameter.data()`` waits for that parameter's new weights when the next
+forward reaches it. The numbers are those of the plain step. Backward can only push
+what the step will push: it does so for ``grad_req='write'`` parameters that the
+previous step saw written as many times (one backward, or one per device) as this
+step has now, when the program did not take the gradients between backward and step
+(``grad()``, ``list_grad()``, e.g. to clip them; the next step then pushes in
+``step``). A pushed gradient is read-only until ``step``.
 """
 import os
+import warnings
 
 import numpy as np
 
 from .. import optimizer as opt
 from ..base import MXNetError, MXNetTypeError, MXNetUsageError, MXNetValueError
+from ..context import cpu
 from ..kvstore import KVStoreBase, create as create_kvstore
+from ..ndarray import NDArray
 from ..ndarray.serialization import atomic_write
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 
 # A 'local' store updating huge arrays on the host would be slow: MXNet's limit.
 _LOCAL_UPDATE_LIMIT = 1024 * 1024 * 16
+_OVERLAP_VARIABLE = 'MINIGLUON_KVSTORE_OVERLAP'
+
+
+def _overlap_from_env():
+    value = os.environ.get(_OVERLAP_VARIABLE, '1').strip()
+    if value not in ('0', '1'):
+        raise MXNetValueError('%s=%r: use 1 to overlap kvstore communication with backward '
+                              '(the default) or 0 to communicate in Trainer.step only'
+                              % (_OVERLAP_VARIABLE, value))
+    return value == '1'
 
 
 def _stale_message(param, ctx):
@@ -56,10 +81,14 @@ class Trainer:
         that a 'local' store holding a huge parameter, and a store that cannot run an
         optimizer, update on the devices, and ``dist_async`` always updates on the
         servers. Asking for a combination that cannot work raises ValueError.
+    overlap : bool, optional
+        Push each gradient while backward is still running and let the next forward
+        wait only for the weights it uses (see the module's documentation). By default
+        ``MINIGLUON_KVSTORE_OVERLAP`` (1) decides, for distributed stores only.
     """
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore='device',
-                 compression_params=None, update_on_kvstore=None):
+                 compression_params=None, update_on_kvstore=None, overlap=None):
         if isinstance(params, ParameterDict):
             # Ordered by path in the model (``features.0.weight``), which every process
             # that builds the same model agrees on; 1.x orders by name, whose counters
@@ -84,6 +113,7 @@ class Trainer:
         self._kvstore_params = {'kvstore': kvstore, 'update_on_kvstore': update_on_kvstore}
         self._contexts = None
         self._kvstore = None
+        self._overlap_arg = overlap
         self._init_optimizer(optimizer, optimizer_params)
         self._scale = self._optimizer.rescale_grad
         self._reset_kvstore()
@@ -121,7 +151,7 @@ class Trainer:
         """Set a new learning rate (also on the kvstore's copy of the optimizer)."""
         self._optimizer.set_learning_rate(lr)
         if self._kv_initialized and self._update_on_kvstore:
-            self._kvstore.set_optimizer(self._optimizer)
+            self._send_optimizer('learning rate')
 
     # ---- the kvstore, set up on first use (shapes may be deferred until a forward) ----
     def _reset_kvstore(self):
@@ -135,6 +165,14 @@ class Trainer:
         self._distributed = None
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
+        self._overlap = False         # communicate during backward and the next forward
+        self._overlapping = False     # this backward may push (read by Parameters' hooks)
+        self._expected = {}           # index -> gradient writes per device in the last step
+        self._early = {}              # index -> its gradient's read-only arrays, pushed
+        self._pulls = {}              # index -> the Pending pull of its result
+        self._buffers = {}            # index -> host array the summed gradient comes to
+        self._grads_taken = False     # the program took gradients before the step
+        self._consumed = False        # gradients were sent since the last backward
 
     def _check_contexts(self):
         contexts = None
@@ -217,6 +255,10 @@ class Trainer:
                 kv.set_optimizer(self._optimizer)
         self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
         self._distributed = distributed
+        overlap = self._overlap_arg
+        if overlap is None:
+            overlap = distributed and _overlap_from_env()
+        self._overlap = bool(overlap) and kv is not None
         self._kv_initialized = True
 
     def _init_params(self):
@@ -295,7 +337,19 @@ class Trainer:
         if scale != self._optimizer.rescale_grad:
             self._optimizer.rescale_grad = scale
             if self._update_on_kvstore:
-                self._kvstore.set_optimizer(self._optimizer)  # its copy must rescale too
+                self._send_optimizer('batch size')  # its copy must rescale too
+
+    def _send_optimizer(self, what):
+        """Give the store the optimizer as changed now: after the rounds already pushed
+        (their updates keep the optimizer they were pushed under)."""
+        self._drain()
+        if self._early:
+            warnings.warn('Trainer: the %s changed after backward had pushed %d gradient(s) '
+                          'of this step to the kvstore (overlap); their update may use the '
+                          'optimizer as it was. Change it between steps, or pass '
+                          'overlap=False (%s=0) for the exact numbers of a plain step'
+                          % (what, len(self._early), _OVERLAP_VARIABLE), stacklevel=3)
+        self._kvstore.set_optimizer(self._optimizer)
 
     # ---- the training step ------------------------------------------------------------
     def step(self, batch_size, ignore_stale_grad=False):
@@ -334,15 +388,105 @@ class Trainer:
     def _allreduce_grads(self):
         if self._kvstore is None:
             return
+        self._learn_backward()
+        early, self._early = self._early, {}
+        for arrays in early.values():
+            for a in arrays:
+                a.flags.writeable = True
         keys, grads, outs = [], [], []
         for i, p in enumerate(self._params):
-            if p.grad_req != 'null':
-                keys.append(i)
-                grads.append(p.list_grad())
-                # with update_on_kvstore the store returns the new weights
-                outs.append(p.list_data() if self._update_on_kvstore else grads[-1])
+            if p.grad_req == 'null' or i in early:
+                continue
+            if self._overlap:
+                self._send(i, p)
+                continue
+            keys.append(i)
+            grads.append(p._grad)
+            # with update_on_kvstore the store returns the new weights
+            outs.append(p.list_data() if self._update_on_kvstore else grads[-1])
         if keys:
             self._kvstore._pushpull_keys(keys, grads, outs)
+        if self._overlap and not self._update_on_kvstore:
+            for i, p in enumerate(self._params):
+                if p.grad_req != 'null':
+                    self._pulls.pop(i).wait()
+                    for g in p._grad:
+                        self._buffers[i].copyto(g)
+
+    # ---- overlap: gradients sent during backward, weights waited for when used ----------
+    def _send(self, i, p):
+        """Push parameter ``i``'s gradients and start pulling the result (the new weights
+        into the data, or the summed gradient into a buffer that ``step`` copies)."""
+        kv = self._kvstore
+        p._wait_pending()  # the last pull into the data has to be done before the next
+        previous = self._pulls.pop(i, None)
+        if previous is not None:
+            previous.wait()
+        kv.push(i, p._grad, priority=-i)
+        if self._update_on_kvstore:
+            out = p._data
+        else:
+            out = self._buffers.get(i)
+            if out is None:
+                g = p._grad[0]
+                out = self._buffers[i] = NDArray(np.empty(g.shape, g._data.dtype), cpu(0))
+        pending = self._pulls[i] = kv._pull_async(i, out, priority=-i)
+        if self._update_on_kvstore:
+            p._pending = pending
+
+    def _on_grad(self, p, written):
+        """Backward writes ``p``'s gradient on one device (see ``Parameter._on_grad``)."""
+        i = self._param2idx.get(id(p))
+        if i is None:
+            return
+        if not written:
+            if i in self._early:
+                raise MXNetError(
+                    'Trainer: backward writes the gradient of %s again, but it had been '
+                    'written as often as in the previous step (%s time(s) per device) and '
+                    'went to the kvstore already (overlap). Call step() after the same '
+                    'number of backward passes every time, or pass overlap=False to the '
+                    'Trainer (or set %s=0)'
+                    % (p.name, '/'.join(map(str, self._expected[i])), _OVERLAP_VARIABLE))
+            return
+        if self._expected.get(i) != p._grad_writes_since_used():
+            return
+        self._send(i, p)
+        # protected until the step: a change now could not reach the store
+        self._early[i] = [g._data for g in p._grad if isinstance(g._data, np.ndarray)
+                          and g._data.flags.writeable]
+        for a in self._early[i]:
+            a.flags.writeable = False
+
+    def _on_grad_access(self, p):
+        """The program takes ``p``'s gradient buffers (see ``Parameter._grad_accessed``)."""
+        if not self._consumed and any(p._grad_writes_since_used()):
+            self._grads_taken = True
+
+    def _learn_backward(self):
+        """Before the gradients are sent: how many times backward wrote each one (the
+        next step pushes a gradient during backward when it is written as often)."""
+        self._expected = {}
+        for i, p in enumerate(self._params):
+            if p.grad_req == 'write':
+                writes = p._grad_writes_since_used()
+                if writes and all(writes):
+                    self._expected[i] = writes
+        self._consumed = True
+
+    def _arm(self):
+        """After a step: whether the next backward may push."""
+        self._overlapping = (self._overlap and not self._grads_taken and
+                             not self._params_to_init)
+        self._grads_taken = self._consumed = False
+
+    def _drain(self):
+        """Wait for every pull under way."""
+        for p in self._params:
+            p._wait_pending()
+        pulls, self._pulls = self._pulls, {}
+        for pending in pulls.values():
+            pending.wait()
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to every parameter (after ``allreduce_grads``)."""
@@ -364,10 +508,11 @@ class Trainer:
             if not (self._kvstore is not None and self._update_on_kvstore):
                 data = p.list_data()
                 if not ignore_stale_grad or not p.stale_grad_contexts():
-                    updater(i, p.list_grad()[0], data[0])
+                    updater(i, p._grad[0], data[0])
                     for d in data[1:]:
                         data[0].copyto(d)
             p.mark_grad_used()
+        self._arm()
 
     # ---- states -----------------------------------------------------------------------
     def save_states(self, fname):
@@ -377,6 +522,7 @@ class Trainer:
         Parameters' own.
         """
         self._prepare()
+        self._drain()
         if self._update_on_kvstore:
             if self._params_to_init:
                 raise MXNetError('Cannot save trainer states while some parameters are not '
@@ -389,6 +535,7 @@ class Trainer:
     def load_states(self, fname):
         """Load what ``save_states`` wrote; training continues exactly where it stopped."""
         self._prepare()
+        self._drain()
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
             local = getattr(self._kvstore, '_updater', None)  # in-process stores only

@@ -88,6 +88,14 @@ def check_shapes(key, arrays, shape, action):
                              'shape %s' % (key, shape, a.shape))
 
 
+class Pending:
+    """A transfer a store has started and not necessarily finished (``_pull_async``);
+    ``wait()`` returns once it has, raising what went wrong. This one is finished."""
+
+    def wait(self):
+        """Block until the transfer is complete (here: at once)."""
+
+
 class KVStoreBase:
     """The API every kvstore offers (MXNet's KVStore and KVStoreBase).
 
@@ -201,6 +209,12 @@ class KVStoreBase:
         """
         self.push(key, value, priority)
         self.pull(key, value if out is None else out, priority)
+
+    def _pull_async(self, key, out, priority=0):
+        """Start ``pull(key, out)`` and return a ``Pending`` to wait for it. Stores that
+        cannot pull in the background pull now."""
+        self.pull(key, out, priority)
+        return Pending()
 
     def _pushpull_keys(self, keys, values, outs):
         """``pushpull`` of several keys in as few round trips as the store allows.

@@ -17,10 +17,11 @@ from .node import ClusterError
 
 class Ticket:
     """The responses to one group of requests, in the order they were sent."""
-    __slots__ = ('what', 'responses', 'unanswered', 'done', 'detached')
+    __slots__ = ('what', 'responses', 'unanswered', 'done', 'detached', 'on_done')
 
-    def __init__(self, what, count, detached):
+    def __init__(self, what, count, detached, on_done=None):
         self.what = what
+        self.on_done = on_done        # called on the I/O thread with the last response
         self.responses = [None] * count
         self.unanswered = {}          # request id -> (slot in responses, destination)
         self.done = threading.Event()
@@ -53,10 +54,14 @@ class Customer:
         self._open = {}               # request id -> its ticket (written by both threads)
         self._detached_errors = []
 
-    def new_request(self, requests, what, detached=False):
-        """Send each ``(destination, Message)`` of ``requests``; returns their ticket."""
+    def new_request(self, requests, what, detached=False, on_done=None):
+        """Send each ``(destination, Message)`` of ``requests``; returns their ticket.
+
+        ``on_done(ticket)``, when given, runs on the I/O thread once every response is
+        in, before ``wait`` returns (e.g. to write a pulled value out where it goes).
+        """
         requests = list(requests)
-        ticket = Ticket(what, len(requests), detached)
+        ticket = Ticket(what, len(requests), detached, on_done)
         for slot, (dest, msg) in enumerate(requests):
             msg.req = next(self._request_ids)
             ticket.unanswered[msg.req] = (slot, dest)
@@ -75,6 +80,8 @@ class Customer:
         if ticket.detached and msg.err:
             self._detached_errors.append(msg.err)
         if not ticket.unanswered:
+            if ticket.on_done is not None:
+                ticket.on_done(ticket)
             ticket.done.set()
 
     def wake_all(self):

@@ -29,7 +29,7 @@ from ..ndarray.dispatch import check_inplace_target
 from ..ndarray.ndarray import NDArray
 from ..optimizer import Optimizer
 from . import compression, states_file
-from .base import KVStoreBase, check_key, check_shapes, pair_up
+from .base import KVStoreBase, Pending, check_key, check_shapes, pair_up
 from .config import Config
 from .local import sum_on
 from .node import ClusterError
@@ -212,14 +212,37 @@ class DistKVStore(KVStoreBase):
         for k, outs in pair_up(key, out, what='out'):
             meta = self._meta(k)
             check_shapes(k, outs, meta.shape, 'pull')
-            body = {'n': self._pushes[k]}  # the value after that many rounds
-            ticket = self._customer.new_request(
-                [('server:%d' % part.server, Message('pull', '', key=k, part=part.index,
-                                                     body=body))
-                 for part in meta.parts], 'pull of key %r' % (k,))
+            ticket = self._customer.new_request(self._pull_requests(k, meta),
+                                                'pull of key %r' % (k,))
             jobs.append((k, meta, outs, ticket))
         for k, meta, outs, ticket in jobs:  # each key is written out as soon as it is here
             self._write_pulled(k, meta, outs, self._customer.wait(ticket))
+
+    def _pull_requests(self, k, meta):
+        body = {'n': self._pushes[k]}  # the value after that many rounds
+        return [('server:%d' % part.server, Message('pull', '', key=k, part=part.index,
+                                                    body=body))
+                for part in meta.parts]
+
+    def _pull_async(self, key, out, priority=0):
+        """Start pulling one key into ``out``; the I/O thread writes the value out as it
+        arrives, and the returned ``Pending``'s ``wait()`` returns once it has (raising
+        what went wrong). ``out`` must not be used until then."""
+        self._check_usable()
+        (k, outs), = pair_up(key, out, what='out')
+        meta = self._meta(k)
+        check_shapes(k, outs, meta.shape, 'pull')
+        pending = _PendingPull(self._customer)
+
+        def write(ticket):  # on the I/O thread, which must survive whatever happens here
+            try:
+                if ticket.first_error() is None:
+                    self._write_pulled(k, meta, outs, ticket.responses)
+            except Exception as exc:  # pylint: disable=broad-except
+                pending.error = exc
+        pending.ticket = self._customer.new_request(self._pull_requests(k, meta),
+                                                    'pull of key %r' % (k,), on_done=write)
+        return pending
 
     @staticmethod
     def _write_pulled(k, meta, outs, replies):
@@ -340,3 +363,18 @@ class DistKVStore(KVStoreBase):
             except MXNetError as exc:
                 sys.stderr.write('minigluon kvstore: while closing: %s\n' % exc)
         self._node.van.stop()
+
+
+class _PendingPull(Pending):
+    """A pull under way (``DistKVStore._pull_async``)."""
+
+    def __init__(self, customer):
+        self._customer = customer
+        self.ticket = None
+        self.error = None
+
+    def wait(self):
+        """Block until the value is written out; raise the job's or the reply's error."""
+        self._customer.wait(self.ticket)
+        if self.error is not None:
+            raise MXNetError('kvstore: %s' % self.error)

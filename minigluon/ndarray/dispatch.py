@@ -247,6 +247,10 @@ def invoke(op, inputs, params, ctx=None):
     return outs[0] if single else outs
 
 
+def _receive(var, grad):
+    var._receive_grad(grad)
+
+
 def compute_gradients(heads, head_grads, retain_graph, variables=None):
     """Run the tape backward from the NDArray ``heads`` (``head_grads``: NDArrays, Nones
     for ones, or None for all ones).
@@ -274,11 +278,12 @@ def compute_gradients(heads, head_grads, retain_graph, variables=None):
         entries.append((head._node, head._out_idx, hg))
     wanted = [] if variables is None else [(v._node, v._out_idx) for v in variables
                                            if v._node is not None]
-    reached, wanted_grads = tape.run_backward(entries, retain_graph, wanted)
     if variables is None:
-        for var, grad in reached.values():
-            var._receive_grad(grad)
+        # each gradient is written as soon as it is complete, so a hook on the variable
+        # (a Trainer sending it to a kvstore) can act while backward goes on
+        tape.run_backward(entries, retain_graph, on_final=_receive)
         return None
+    reached, wanted_grads = tape.run_backward(entries, retain_graph, wanted)
     by_entry = dict(zip([(id(node), idx) for node, idx in wanted], wanted_grads))
     out = []
     for var in variables:

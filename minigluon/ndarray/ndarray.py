@@ -26,7 +26,7 @@ class NDArray:
     ``nd.array``, ``nd.zeros`` and friends rather than the constructor.
     """
     __slots__ = ('_data', '_ctx', '_node', '_out_idx', '_grad', '_grad_req', '_grad_writes',
-                 '_fresh_grad', '__weakref__')
+                 '_fresh_grad', '_grad_hook', '__weakref__')
     __array_priority__ = 1000.0  # numpy scalars defer to our reflected operators
 
     def __init__(self, data, ctx):
@@ -39,6 +39,9 @@ class NDArray:
         self._grad_writes = 0  # backward passes that wrote this variable's gradient
         # MXNet's flag: backward wrote the gradient since the user last set it to False
         self._fresh_grad = False
+        # called as hook(self, written) before (False) and after (True) backward writes
+        # the gradient: a Trainer sends it on as soon as it is complete
+        self._grad_hook = None
 
     # ---- attributes ------------------------------------------------------------------
     @property
@@ -273,7 +276,9 @@ class NDArray:
 
     def _receive_grad(self, grad):
         """Take ``grad`` from backward into the gradient buffer, per ``grad_req``."""
-        buf = self._grad
+        buf, hook = self._grad, self._grad_hook
+        if hook is not None:
+            hook(self, False)
         if grad.dtype != buf._data.dtype:
             grad = grad.astype(buf._data.dtype)
         if self._grad_req == 'add':
@@ -282,6 +287,8 @@ class NDArray:
             buf._data[...] = grad
         self._grad_writes += 1
         self._fresh_grad = True
+        if hook is not None:
+            hook(self, True)
 
     # ---- shape methods with MXNet's calling conventions -------------------------------
     def reshape(self, *shape, **kwargs):

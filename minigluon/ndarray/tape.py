@@ -110,14 +110,30 @@ def freed_error(node):
         'again, or record the computation again' % node.name)
 
 
-def run_backward(heads, retain_graph, wanted=()):
+def _last_uses(order):
+    """``{position in order: [id(variable), ...]}``: each variable under the position of
+    the last node that consumes it; past that node its gradient is complete."""
+    last = {}
+    for i, node in enumerate(order):
+        for parent in node.parents or ():
+            if parent is not None and type(parent) is not tuple:
+                last[id(parent)] = i
+    by_position = {}
+    for var, i in last.items():
+        by_position.setdefault(i, []).append(var)
+    return by_position
+
+
+def run_backward(heads, retain_graph, wanted=(), on_final=None):
     """Propagate gradients from ``heads``, a list of ``(node, output_index, gradient or
     None for ones)``.
 
     Returns ``(variables, outputs)``: ``{id(variable): [variable, summed gradient]}`` for
     every variable reached, and the gradient reaching each ``(node, output_index)`` in
     ``wanted`` (None where none did). Without ``retain_graph`` the walked nodes drop
-    their closures.
+    their closures. With ``on_final``, each variable's gradient is instead handed to
+    ``on_final(variable, gradient)`` as soon as the last node consuming it has run (in
+    the order backward completes them) and left out of ``variables``.
     """
     grads = {}  # id(node) -> output gradients, summed over consumers
     for node, idx, grad in heads:
@@ -130,43 +146,54 @@ def run_backward(heads, retain_graph, wanted=()):
         slots[idx] = grad if slots[idx] is None else slots[idx] + grad
     wanted_grads = {(id(node), idx): None for node, idx in wanted}
     variables = {}
-    for node in _topo_order([node for node, _, _ in heads]):
+    order = _topo_order([node for node, _, _ in heads])
+    finals = _last_uses(order) if on_final is not None else {}
+    for position, node in enumerate(order):
         slots = grads.pop(id(node), None)
-        if slots is None:
-            continue  # no gradient reached this node
-        if node.backward is None:
-            raise freed_error(node)
-        for k, grad in enumerate(slots):
-            if (id(node), k) in wanted_grads:
-                wanted_grads[(id(node), k)] = grad
-        if len(node.outputs) == 1:
-            in_grads = node.backward(slots[0])
-        else:
-            in_grads = node.backward(tuple(
-                g if g is not None else node.xp.zeros(shape, dtype)
-                for g, (shape, dtype) in zip(slots, node.outputs)))
-        if not isinstance(in_grads, (tuple, list)):
-            in_grads = (in_grads,)
-        if len(in_grads) != len(node.parents):
-            raise MXNetError('backward of op %r returned %d gradients for %d inputs'
-                             % (node.name, len(in_grads), len(node.parents)))
-        for parent, g in zip(node.parents, in_grads):
-            if parent is None or g is None:
-                continue
-            if type(parent) is tuple:
-                pnode, pidx = parent
-                dtype = pnode.outputs[pidx][1]
-                if g.dtype != dtype:
-                    g = g.astype(dtype)
-                pslots = grads.setdefault(id(pnode), [None] * len(pnode.outputs))
-                pslots[pidx] = g if pslots[pidx] is None else pslots[pidx] + g
-            else:
-                acc = variables.get(id(parent))
-                if acc is None:
-                    variables[id(parent)] = [parent, g]
-                else:
-                    acc[1] = acc[1] + g
-        if not retain_graph:
-            node.backward = None
-            node.parents = None
+        if slots is not None:
+            _backward_node(node, slots, grads, variables, wanted_grads, retain_graph)
+        for var in finals.get(position, ()):
+            done = variables.pop(var, None)
+            if done is not None:
+                on_final(*done)
     return variables, [wanted_grads[(id(node), idx)] for node, idx in wanted]
+
+
+def _backward_node(node, slots, grads, variables, wanted_grads, retain_graph):
+    """Run one node's backward: its input gradients go to its producers' slots in
+    ``grads`` and to the variables' sums in ``variables``."""
+    if node.backward is None:
+        raise freed_error(node)
+    for k, grad in enumerate(slots):
+        if (id(node), k) in wanted_grads:
+            wanted_grads[(id(node), k)] = grad
+    if len(node.outputs) == 1:
+        in_grads = node.backward(slots[0])
+    else:
+        in_grads = node.backward(tuple(
+            g if g is not None else node.xp.zeros(shape, dtype)
+            for g, (shape, dtype) in zip(slots, node.outputs)))
+    if not isinstance(in_grads, (tuple, list)):
+        in_grads = (in_grads,)
+    if len(in_grads) != len(node.parents):
+        raise MXNetError('backward of op %r returned %d gradients for %d inputs'
+                         % (node.name, len(in_grads), len(node.parents)))
+    for parent, g in zip(node.parents, in_grads):
+        if parent is None or g is None:
+            continue
+        if type(parent) is tuple:
+            pnode, pidx = parent
+            dtype = pnode.outputs[pidx][1]
+            if g.dtype != dtype:
+                g = g.astype(dtype)
+            pslots = grads.setdefault(id(pnode), [None] * len(pnode.outputs))
+            pslots[pidx] = g if pslots[pidx] is None else pslots[pidx] + g
+        else:
+            acc = variables.get(id(parent))
+            if acc is None:
+                variables[id(parent)] = [parent, g]
+            else:
+                acc[1] = acc[1] + g
+    if not retain_graph:
+        node.backward = None
+        node.parents = None

@@ -1,0 +1,346 @@
+"""Data-parallel training over a shaped link: minigluon ``dist_sync`` against PyTorch DDP.
+
+Usage (as root, for the network namespaces):
+    python benchmarks/bench_dist_train.py [--rates 250mbit 1gbit 10gbit] [--steps 8]
+        [--warmup 3] [--repeat 1] [--variants overlap plain ddp] [--loopback]
+
+Two "hosts" are two Linux network namespaces joined by a veth pair; each end's
+egress is shaped with ``tc qdisc ... tbf`` to the rate (this kernel has no netem),
+so each direction carries at most that rate. Each host runs one worker and one
+server; the first also runs the scheduler (PyTorch: rank 0 holds the rendezvous
+store). Every process has ``OMP_NUM_THREADS=1``. The model is
+``resnet18_v1(classes=10, thumbnail=True)`` (PyTorch: the same layers written with
+torch.nn), batch 32 per worker of synthetic 32x32 images, SGD with momentum and
+weight decay. A run times ``--steps`` training steps after ``--warmup``; images/s is
+2 x 32 x steps over the wall time of the timed steps on worker 0 (dist_sync keeps
+the workers in step; the last step's weights are waited for). Variants, interleaved
+at each rate so that they see the same load:
+
+- ``overlap``: minigluon ``dist_sync``, gluon.Trainer as shipped (gradients pushed
+  during backward, weights waited for when the next forward uses them);
+- ``plain``: the same with ``MINIGLUON_KVSTORE_OVERLAP=0`` (all communication in
+  ``Trainer.step``);
+- ``ddp``: ``torch.nn.parallel.DistributedDataParallel`` over gloo, default buckets.
+
+Without root (or without ``ip netns``) the script says so and runs the loopback
+part only: every process on 127.0.0.1, no shaping (``--loopback`` asks for that).
+PyTorch is a benchmark-only dependency (benchmarks/requirements.txt).
+"""
+import argparse
+import json
+import os
+import platform
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+NS = ('mgbench_a', 'mgbench_b')
+VETH = ('mgveth_a', 'mgveth_b')
+ADDR = ('10.77.0.1', '10.77.0.2')
+BATCH = 32
+
+
+# ---- the two hosts --------------------------------------------------------------------
+def _sh(*cmd, check=True):
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+def can_use_namespaces():
+    """Why the shaped part cannot run here, or None when it can."""
+    if os.geteuid() != 0:
+        return 'not root (network namespaces and tc need CAP_NET_ADMIN)'
+    for tool in ('ip', 'tc'):
+        if shutil.which(tool) is None:
+            return '%s is not installed' % tool
+    return None
+
+
+def make_hosts():
+    remove_hosts()
+    for ns in NS:
+        _sh('ip', 'netns', 'add', ns)
+    _sh('ip', 'link', 'add', VETH[0], 'netns', NS[0], 'type', 'veth', 'peer', 'name', VETH[1],
+        'netns', NS[1])
+    for ns, dev, addr in zip(NS, VETH, ADDR):
+        _sh('ip', '-n', ns, 'addr', 'add', addr + '/24', 'dev', dev)
+        _sh('ip', '-n', ns, 'link', 'set', dev, 'up')
+        _sh('ip', '-n', ns, 'link', 'set', 'lo', 'up')
+
+
+def shape(rate):
+    """Each veth end sends at most ``rate`` (tc syntax: 250mbit, 1gbit, ...)."""
+    bits = _rate_bits(rate)
+    # the bucket must hold a GSO packet (64 KiB) and a few ms of traffic at fast rates
+    burst = max(128 * 1024, int(bits / 8 * 0.002))
+    for ns, dev in zip(NS, VETH):
+        _sh('ip', 'netns', 'exec', ns, 'tc', 'qdisc', 'replace', 'dev', dev, 'root', 'tbf',
+            'rate', rate, 'burst', str(burst), 'latency', '50ms')
+
+
+def _rate_bits(rate):
+    units = {'kbit': 1e3, 'mbit': 1e6, 'gbit': 1e9}
+    for unit, factor in units.items():
+        if rate.endswith(unit):
+            return float(rate[:-len(unit)]) * factor
+    raise SystemExit('rate %r: use e.g. 250mbit, 1gbit, 10gbit' % rate)
+
+
+def remove_hosts():
+    for ns in NS:
+        _sh('ip', 'netns', 'del', ns, check=False)
+
+
+# ---- the jobs ---------------------------------------------------------------------------
+def _free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def _spawn(host, argv, env, loopback):
+    env = dict(os.environ, OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1', MKL_NUM_THREADS='1',
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''),
+               PYTHONUNBUFFERED='1', **env)
+    prefix = [] if loopback else ['ip', 'netns', 'exec', NS[host]]
+    return subprocess.Popen(prefix + argv, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _collect(procs, timeout):
+    deadline = time.monotonic() + timeout
+    outputs, failed = {}, False
+    for name, proc in procs.items():
+        try:
+            out, _ = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            failed = True
+        outputs[name] = out
+        failed = failed or proc.returncode != 0
+    if failed:
+        for name, proc in procs.items():
+            if proc.poll() is None:
+                proc.kill()
+        raise RuntimeError('a process failed:\n' + '\n'.join(
+            '--- %s ---\n%s' % (n, o[-3000:]) for n, o in outputs.items()))
+    return outputs
+
+
+def _result(output):
+    lines = [ln for ln in output.splitlines() if ln.startswith('RESULT ')]
+    return json.loads(lines[-1].split(' ', 1)[1])
+
+
+def run_minigluon(args, overlap, loopback):
+    addr = ('127.0.0.1', '127.0.0.1') if loopback else ADDR
+    env = {'DMLC_PS_ROOT_URI': addr[0], 'DMLC_PS_ROOT_PORT': str(_free_port()),
+           'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
+           'MINIGLUON_PS_SECRET': secrets.token_hex(16),
+           'MINIGLUON_KVSTORE_OVERLAP': '1' if overlap else '0'}
+    serve = [sys.executable, '-c', 'import minigluon']
+    me = [sys.executable, os.path.abspath(__file__)]
+    procs = {'scheduler': _spawn(0, serve, dict(env, DMLC_ROLE='scheduler',
+                                                DMLC_NODE_HOST=addr[0]), loopback)}
+    for host in range(2):
+        host_env = dict(env, DMLC_NODE_HOST=addr[host])
+        procs['server:%d' % host] = _spawn(host, serve, dict(host_env, DMLC_ROLE='server'),
+                                           loopback)
+        procs['worker:%d' % host] = _spawn(
+            host, me + ['--child', 'minigluon', '--steps', str(args.steps),
+                        '--warmup', str(args.warmup)],
+            dict(host_env, DMLC_ROLE='worker', DMLC_WORKER_ID=str(host)), loopback)
+    outputs = _collect(procs, args.timeout)
+    return _result(outputs['worker:0'])
+
+
+def run_ddp(args, loopback):
+    addr = ('127.0.0.1', '127.0.0.1') if loopback else ADDR
+    port = _free_port()
+    procs = {}
+    for rank in range(2):
+        env = {'MASTER_ADDR': addr[0], 'MASTER_PORT': str(port), 'RANK': str(rank),
+               'WORLD_SIZE': '2', 'GLOO_SOCKET_IFNAME': 'lo' if loopback else VETH[rank]}
+        procs['rank:%d' % rank] = _spawn(
+            rank, [sys.executable, os.path.abspath(__file__), '--child', 'ddp',
+                   '--steps', str(args.steps), '--warmup', str(args.warmup)], env, loopback)
+    outputs = _collect(procs, args.timeout)
+    return _result(outputs['rank:0'])
+
+
+# ---- inside the workers -------------------------------------------------------------------
+def child_minigluon(steps, warmup):
+    import numpy as np
+    import minigluon as mx
+    from minigluon import autograd, gluon, kv, nd
+    from minigluon.gluon.model_zoo import vision
+
+    store = kv.create('dist_sync')
+    mx.random.seed(0)
+    net = vision.resnet18_v1(classes=10, thumbnail=True)
+    net.initialize(mx.init.Xavier())
+    trainer = gluon.Trainer(net.collect_params(), 'sgd',
+                            {'learning_rate': 0.01, 'momentum': 0.9, 'wd': 1e-4}, kvstore=store)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    rng = np.random.RandomState(store.rank)
+    x = nd.array(rng.normal(size=(BATCH, 3, 32, 32)).astype(np.float32))
+    y = nd.array(rng.randint(0, 10, size=BATCH).astype(np.float32))
+    params = list(net.collect_params().values())
+
+    def step():
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(BATCH)
+
+    for _ in range(warmup):
+        step()
+    for p in params:
+        p.data()
+    marks = [time.perf_counter()]
+    for _ in range(steps):
+        step()
+        marks.append(time.perf_counter())
+    for p in params:
+        p.data()  # the last step's weights are in
+    marks[-1] = time.perf_counter()
+    return {'step_s': [b - a for a, b in zip(marks, marks[1:])],
+            'seconds': marks[-1] - marks[0], 'steps': steps}
+
+
+def child_ddp(steps, warmup):
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+
+    torch.set_num_threads(1)
+    dist.init_process_group('gloo')
+    torch.manual_seed(0)
+    net = nn.parallel.DistributedDataParallel(_torch_resnet18_thumbnail())
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+    loss_fn = nn.CrossEntropyLoss()
+    gen = torch.Generator().manual_seed(dist.get_rank())
+    x = torch.randn(BATCH, 3, 32, 32, generator=gen)
+    y = torch.randint(0, 10, (BATCH,), generator=gen)
+
+    def step():
+        opt.zero_grad()
+        loss_fn(net(x), y).backward()  # DDP all-reduces its buckets during backward
+        opt.step()
+
+    for _ in range(warmup):
+        step()
+    dist.barrier()
+    marks = [time.perf_counter()]
+    for _ in range(steps):
+        step()
+        marks.append(time.perf_counter())
+    dist.barrier()
+    marks[-1] = time.perf_counter()
+    dist.destroy_process_group()
+    return {'step_s': [b - a for a, b in zip(marks, marks[1:])],
+            'seconds': marks[-1] - marks[0], 'steps': steps}
+
+
+def _torch_resnet18_thumbnail(classes=10):
+    """minigluon/MXNet resnet18_v1(thumbnail=True) in torch.nn: a 3x3 convolution stem
+    (no BatchNorm, no pooling), four stages of two basic blocks, average pool, dense."""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            residual = x if self.down is None else self.down(x)
+            return torch.relu(self.body(x) + residual)
+
+    layers = [nn.Conv2d(3, 64, 3, 1, 1, bias=False)]
+    cin = 64
+    for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes)]
+    return nn.Sequential(*layers)
+
+
+# ---- the table ------------------------------------------------------------------------------
+def images_per_s(res):
+    return 2 * BATCH * res['steps'] / res['seconds']
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--rates', nargs='+', default=['250mbit', '1gbit', '10gbit'])
+    parser.add_argument('--variants', nargs='+', default=['overlap', 'plain', 'ddp'],
+                        choices=['overlap', 'plain', 'ddp'])
+    parser.add_argument('--steps', type=int, default=8)
+    parser.add_argument('--warmup', type=int, default=3)
+    parser.add_argument('--repeat', type=int, default=1)
+    parser.add_argument('--timeout', type=float, default=900)
+    parser.add_argument('--loopback', action='store_true',
+                        help='run every process on 127.0.0.1 without shaping')
+    parser.add_argument('--child', choices=['minigluon', 'ddp'], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        run = child_minigluon if args.child == 'minigluon' else child_ddp
+        print('RESULT', json.dumps(run(args.steps, args.warmup)), flush=True)
+        return
+
+    why = can_use_namespaces()
+    loopback = args.loopback or why is not None
+    if why and not args.loopback:
+        print('shaped links unavailable: %s; running the loopback part only' % why)
+    rates = ['loopback'] if loopback else args.rates
+    print('%s, %d CPUs, Python %s; batch %d per worker, %d timed steps after %d'
+          % (platform.machine(), os.cpu_count(), platform.python_version(), BATCH,
+             args.steps, args.warmup))
+    table = {}
+    try:
+        if not loopback:
+            make_hosts()
+        for rate in rates:
+            if not loopback:
+                shape(rate)
+            for _ in range(args.repeat):
+                for variant in args.variants:
+                    if variant == 'ddp':
+                        res = run_ddp(args, loopback)
+                    else:
+                        res = run_minigluon(args, variant == 'overlap', loopback)
+                    table.setdefault((rate, variant), []).append(images_per_s(res))
+                    print('  %-8s %-8s %6.1f img/s  (median step %.2f s)'
+                          % (rate, variant, images_per_s(res), statistics.median(res['step_s'])),
+                          flush=True)
+    finally:
+        if not loopback:
+            remove_hosts()
+    print('\n| link | minigluon overlap img/s | minigluon plain img/s | DDP (gloo) img/s '
+          '| overlap / DDP | plain / DDP |')
+    print('|---|---:|---:|---:|---:|---:|')
+    for rate in rates:
+        fig = {v: statistics.median(table[(rate, v)]) for v in args.variants
+               if (rate, v) in table}
+        ddp = fig.get('ddp')
+        cells = ['%.1f' % fig[v] if v in fig else '' for v in ('overlap', 'plain', 'ddp')]
+        ratios = ['%.2f' % (fig[v] / ddp) if v in fig and ddp else ''
+                  for v in ('overlap', 'plain')]
+        print('| %s | %s |' % (rate, ' | '.join(cells + ratios)))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,108 @@
+"""Communication overlapped with backward (gluon.Trainer with a distributed store) gives
+bit for bit the weights of the plain step, in every mode: each job is run with the
+overlap on and off, side by side, and the workers' final weights compared exactly."""
+import json
+
+import pytest
+
+from .cluster import Cluster, results
+
+pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
+
+WORKER = '''
+import hashlib, json, os
+import numpy as np
+import minigluon as mx
+from minigluon import autograd, gluon, nd, kv
+
+cfg = json.loads(os.environ['CFG'])
+store = kv.create(cfg['kv'])
+ctxs = [mx.cpu(i) for i in range(cfg.get('devices', 1))]
+
+
+class Net(gluon.nn.HybridBlock):
+    def __init__(self):
+        super().__init__()
+        self.conv = gluon.nn.Conv2D(4, 3, in_channels=2)
+        self.bn = gluon.nn.BatchNorm(in_channels=4)
+        self.dense = gluon.nn.Dense(16, in_units=64, activation='tanh')
+        self.shared = gluon.nn.Dense(16, in_units=16, activation='tanh')  # used twice
+        self.added = gluon.nn.Dense(16, in_units=16)                      # grad_req='add'
+        self.unused = gluon.nn.Dense(3, in_units=16)                      # never reached
+        self.out = gluon.nn.Dense(3, in_units=16)
+
+    def hybrid_forward(self, F, x):
+        h = self.dense(self.bn(self.conv(x)).reshape((0, -1)))
+        return self.out(self.shared(self.shared(h)) + self.added(h))
+
+
+mx.random.seed(3)
+net = Net()
+net.initialize(mx.init.Xavier(), ctx=ctxs)
+net.added.weight.grad_req = 'add'
+trainer = gluon.Trainer(net.collect_params(), cfg['opt'], cfg['opt_args'], kvstore=store,
+                        update_on_kvstore=cfg.get('update_on_kvstore'),
+                        compression_params=cfg.get('compression'))
+loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+rng = np.random.RandomState(11 + store.rank)
+early, pending = [], []
+for step in range(cfg.get('steps', 5)):
+    x = nd.array(rng.normal(size=(4 * len(ctxs), 2, 6, 6)))
+    y = nd.array(rng.randint(0, 3, size=4 * len(ctxs)))
+    xs = gluon.utils.split_and_load(x, ctxs)
+    ys = gluon.utils.split_and_load(y, ctxs)
+    with autograd.record():
+        losses = [loss_fn(net(a), b) for a, b in zip(xs, ys)]
+    for l in losses:  # one backward per device: pushed when every device's is done
+        l.backward()
+    early.append(len(trainer._early))
+    trainer.step(x.shape[0], ignore_stale_grad=True)
+    pending.append(sum(p._pending is not None for p in net.collect_params().values()))
+    net.added.weight.zero_grad()
+weights = {name: hashlib.sha256(np.ascontiguousarray(d.asnumpy()).tobytes()).hexdigest()
+           for name, p in net.collect_params().items() for d in p.list_data()}
+print('RESULT', json.dumps({'weights': weights, 'early': early, 'pending': pending}))
+'''
+
+SGD = ('sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01})
+ADAM = ('adam', {'learning_rate': 0.01})
+CASES = {
+    'dist_sync, updated on the servers, two devices':
+        dict(kv='dist_sync', opt=SGD, devices=2, workers=2),
+    'dist_sync, updated on the workers':
+        dict(kv='dist_sync', opt=ADAM, update_on_kvstore=False, workers=2),
+    'dist_sync_device, two devices, 2-bit compression':
+        dict(kv='dist_sync_device', opt=SGD, devices=2, workers=2,
+             compression={'type': '2bit', 'threshold': 0.01}),
+    'dist_async, one worker': dict(kv='dist_async', opt=ADAM, workers=1),
+}
+
+
+def _run(tmp_path, case, overlap):
+    case = dict(case)
+    workers = case.pop('workers')
+    case['opt'], case['opt_args'] = case['opt']
+    folder = tmp_path / ('on' if overlap else 'off')
+    folder.mkdir()
+    env = {'CFG': json.dumps(case), 'MINIGLUON_KVSTORE_OVERLAP': '1' if overlap else '0',
+           # big keys in parts on both servers, in several messages each
+           'MXNET_KVSTORE_BIGARRAY_BOUND': '200', 'MINIGLUON_PS_CHUNK_BYTES': '2048'}
+    return Cluster(folder, WORKER, num_workers=workers, num_servers=2, env=env)
+
+
+@pytest.mark.parametrize('name', list(CASES))
+def test_overlap_gives_the_weights_of_the_plain_step_bit_for_bit(tmp_path, name):
+    case = CASES[name]
+    with _run(tmp_path, case, True) as on, _run(tmp_path, case, False) as off:
+        on.assert_success()
+        off.assert_success()
+        for rank in range(case['workers']):
+            got_on = results(on, 'worker:%d' % rank)[0]
+            got_off = results(off, 'worker:%d' % rank)[0]
+            assert got_on['weights'] == got_off['weights']
+            # the first step pushes in step(), the others during backward, with the
+            # next forward waiting for the weights (updated on the servers)
+            assert got_off['early'] == [0] * 5 and got_off['pending'] == [0] * 5
+            assert got_on['early'][0] == 0 and min(got_on['early'][1:]) >= 6
+            if case.get('update_on_kvstore', True):
+                assert min(got_on['pending']) >= 6
