@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 
+from .. import autograd
 from .. import optimizer as opt
 from ..base import MXNetError, MXNetTypeError, MXNetUsageError, MXNetValueError
 from ..context import cpu
@@ -58,6 +59,22 @@ def _stale_message(param, ctx):
             'the Parameters (Blocks) for this iteration. If you are intentionally only using a '
             'subset, call step with ignore_stale_grad=True to suppress this warning and skip '
             'updating of Parameters with stale gradient' % (param.name, ctx))
+
+
+class _NewWeights:
+    """The pull of a parameter's new weights into ``buffer``: ``wait()`` (from
+    ``Parameter.data()`` and friends) lets it finish and copies them into every device's
+    array."""
+    __slots__ = ('_pull', '_buffer', '_param')
+
+    def __init__(self, pull, buffer, param):
+        self._pull, self._buffer, self._param = pull, buffer, param
+
+    def wait(self):
+        self._pull.wait()
+        with autograd.pause():  # (a forward under record() may be what asks)
+            for d in self._param._data:
+                self._buffer.copyto(d)
 
 
 class Trainer:
@@ -166,6 +183,7 @@ class Trainer:
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
         self._overlap = False         # communicate during backward and the next forward
+        self._hold = False            # the servers apply those pushes after worker 0's step
         self._overlapping = False     # this backward may push (read by Parameters' hooks)
         self._expected = {}           # index -> gradient writes per device in the last step
         self._early = {}              # index -> its gradient's read-only arrays, pushed
@@ -259,6 +277,10 @@ class Trainer:
         if overlap is None:
             overlap = distributed and _overlap_from_env()
         self._overlap = bool(overlap) and kv is not None
+        # a dist_sync server holds the updates of pushes made during backward until worker
+        # 0's step has sent the optimizer for them (a new batch size, learning rate)
+        self._hold = (self._overlap and bool(update_on_kvstore) and distributed and
+                      'async' not in kv.type)
         self._kv_initialized = True
 
     def _init_params(self):
@@ -342,6 +364,10 @@ class Trainer:
     def _send_optimizer(self, what):
         """Give the store the optimizer as changed now: after the rounds already pushed
         (their updates keep the optimizer they were pushed under)."""
+        if self._hold:  # this step's rounds wait for it (see ``_send``)
+            self._drain(skip=self._early)
+            self._kvstore.set_optimizer(self._optimizer)
+            return
         self._drain()
         if self._early:
             warnings.warn('Trainer: the %s changed after backward had pushed %d gradient(s) '
@@ -364,6 +390,8 @@ class Trainer:
         if not ignore_stale_grad:
             self._check_fresh()  # before any push: stale gradients must not reach the store
         self._allreduce_grads()
+        if self._hold and self._kvstore.rank == 0:
+            self._kvstore._release()
         self._update(ignore_stale_grad)
 
     def _check_fresh(self):
@@ -412,27 +440,30 @@ class Trainer:
                     self._pulls.pop(i).wait()
                     for g in p._grad:
                         self._buffers[i].copyto(g)
+        elif self._overlap:  # from the step on, the weights are the new ones once here
+            for i in list(self._pulls):
+                self._params[i]._pending = _NewWeights(self._pulls.pop(i), self._buffers[i],
+                                                       self._params[i])
 
     # ---- overlap: gradients sent during backward, weights waited for when used ----------
     def _send(self, i, p):
         """Push parameter ``i``'s gradients and start pulling the result (the new weights
-        into the data, or the summed gradient into a buffer that ``step`` copies)."""
+        or the summed gradient) into a buffer that ``step`` hands on: until the step the
+        parameter keeps its weights, as without overlap."""
         kv = self._kvstore
         p._wait_pending()  # the last pull into the data has to be done before the next
         previous = self._pulls.pop(i, None)
         if previous is not None:
             previous.wait()
-        kv.push(i, p._grad, priority=-i)
-        if self._update_on_kvstore:
-            out = p._data
+        if self._hold:
+            kv._push(i, p._grad, hold=True)
         else:
-            out = self._buffers.get(i)
-            if out is None:
-                g = p._grad[0]
-                out = self._buffers[i] = NDArray(np.empty(g.shape, g._data.dtype), cpu(0))
-        pending = self._pulls[i] = kv._pull_async(i, out, priority=-i)
-        if self._update_on_kvstore:
-            p._pending = pending
+            kv.push(i, p._grad, priority=-i)
+        out = self._buffers.get(i)
+        if out is None:
+            like = p._data[0] if self._update_on_kvstore else p._grad[0]
+            out = self._buffers[i] = NDArray(np.empty(like.shape, like._data.dtype), cpu(0))
+        self._pulls[i] = kv._pull_async(i, out, priority=-i)
 
     def _on_grad(self, p, written):
         """Backward writes ``p``'s gradient on one device (see ``Parameter._on_grad``)."""
@@ -480,13 +511,13 @@ class Trainer:
                              not self._params_to_init)
         self._grads_taken = self._consumed = False
 
-    def _drain(self):
-        """Wait for every pull under way."""
-        for p in self._params:
-            p._wait_pending()
-        pulls, self._pulls = self._pulls, {}
-        for pending in pulls.values():
-            pending.wait()
+    def _drain(self, skip=()):
+        """Wait for every pull under way but those of the parameters in ``skip``."""
+        for i, p in enumerate(self._params):
+            if i not in skip:
+                p._wait_pending()
+        for i in [i for i in self._pulls if i not in skip]:
+            self._pulls.pop(i).wait()
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to every parameter (after ``allreduce_grads``)."""

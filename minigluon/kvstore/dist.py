@@ -182,6 +182,12 @@ class DistKVStore(KVStoreBase):
 
     def push(self, key, value, priority=0):
         """Send each key's summed values to its servers (returns without waiting)."""
+        self._push(key, value)
+
+    def _push(self, key, value, hold=False):
+        """``push``; with ``hold`` (a Trainer's push during backward, dist_sync) the servers
+        apply the round's update only after worker 0's ``_release``: the optimizer it
+        sends in ``step`` (a new batch size or learning rate) is the one the round uses."""
         self._check_usable()
         self._customer.raise_detached_errors()
         requests, keys = [], []
@@ -195,6 +201,8 @@ class DistKVStore(KVStoreBase):
                 data, body = flat[part.start:part.stop], {}
                 if self._compressor is not None:
                     data, body = self._compressor.encode(k, flat, part.start, part.stop)
+                if hold:
+                    body = dict(body, hold=True)
                 requests.append(('server:%d' % part.server,
                                  Message('push', '', key=k, part=part.index,
                                          body=dict(body, n=number), arrays=[data])))
@@ -202,6 +210,13 @@ class DistKVStore(KVStoreBase):
             self._pushes[k] += 1
         self._customer.new_request(requests, 'push of key %s' % ', '.join(map(repr, keys)),
                                    detached=True)
+
+    def _release(self):
+        """From worker 0's ``Trainer.step``, after its pushes and optimizer: the rounds of
+        its pushes so far may be applied (see ``_push``). Returns without waiting."""
+        self._check_usable()
+        requests = [('server:%d' % r, Message('release', '')) for r in self._node.servers]
+        self._customer.new_request(requests, 'release of the step', detached=True)
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Fetch each key's value (after this worker's pushes are applied) into ``out``."""

@@ -42,7 +42,7 @@ def _index(key, part):
 class _Slot:
     """One part of one key held by this server."""
     __slots__ = ('stored', 'previous', 'shape', 'plain', 'round', 'contributions',
-                 'received', 'pulls', 'early_acks', 'round_started')
+                 'received', 'pulls', 'early_acks', 'round_started', 'held', 'released')
 
     def __init__(self, stored, shape, plain=False):
         self.plain = plain            # sum only, never the optimizer (kv.allreduce keys)
@@ -55,6 +55,8 @@ class _Slot:
         self.pulls = []               # (src, req, rounds it waits for)
         self.early_acks = []          # (round, src, req) of pushes ahead of the open round
         self.round_started = None     # when the open round's first push arrived
+        self.held = set()             # rounds with a push made during backward (``hold``)
+        self.released = 0             # rounds below this may be applied (worker 0's word)
 
 
 def _sum_by_rank(values):
@@ -83,7 +85,8 @@ class Server(Node):
         self.done = threading.Event()
         self.exit_code = None
         self._handlers.update({'init': self._on_init, 'push': self._on_push,
-                               'pull': self._on_pull, 'set_optimizer': self._on_set_optimizer,
+                               'pull': self._on_pull, 'release': self._on_release,
+                               'set_optimizer': self._on_set_optimizer,
                                'get_optimizer': self._on_get_optimizer,
                                'save_states': self._on_save_states,
                                'load_states': self._on_load_states,
@@ -270,6 +273,8 @@ class Server(Node):
             self._reply(msg)
             return
         slot.received[rank] = number + 1
+        if (msg.body or {}).get('hold'):
+            slot.held.add(number)
         slot.contributions.setdefault(number, {})[rank] = value
         if number > slot.round:  # acknowledged when its round opens
             slot.early_acks.append((number, msg.src, msg.req))
@@ -281,6 +286,9 @@ class Server(Node):
 
     def _complete_rounds(self, key, part, slot):
         while len(slot.contributions.get(slot.round, ())) == self.cfg.num_worker:
+            if slot.round in slot.held and slot.round >= slot.released:
+                return  # pushed during backward: its update waits for worker 0's step
+            slot.held.discard(slot.round)
             values = slot.contributions.pop(slot.round)
             if self.awaited:
                 self._note_resumed()
@@ -298,6 +306,15 @@ class Server(Node):
             slot.early_acks = [a for a in slot.early_acks if a[0] != slot.round]
             for _, src, req in opened:
                 self.van.send(src, Message('reply', '', req=req, key=key, part=part))
+
+    def _on_release(self, msg):
+        """Worker 0 is in ``Trainer.step``: the optimizer it sent before this message is
+        the one for the rounds of the pushes it has made, which may now be applied."""
+        if self._rank(msg) == 0:
+            for (key, part), slot in self.slots.items():
+                slot.released = max(slot.released, slot.received.get(0, 0))
+                self._complete_rounds(key, part, slot)
+        self._reply(msg)
 
     def _apply(self, key, part, slot, value):
         """The round's result becomes a new stored array, never written afterwards, so
@@ -345,9 +362,11 @@ class Server(Node):
                     now - slot.round_started > self.cfg.wait_timeout:
                 pushed = slot.contributions.get(slot.round, {})
                 missing = sorted(set(range(self.cfg.num_worker)) - set(pushed))
-                err = ('%s: round %d of key %r (part %d) waited %.0f s for pushes from worker(s) '
-                       '%s' % (self.van.name, slot.round, key, part, now - slot.round_started,
-                               ', '.join(map(str, missing))))
+                what = ('pushes from worker(s) %s' % ', '.join(map(str, missing)) if missing else
+                        "worker 0's Trainer.step (its pushes were made during backward; "
+                        'every worker must run the Trainer with the same overlap setting)')
+                err = ('%s: round %d of key %r (part %d) waited %.0f s for %s'
+                       % (self.van.name, slot.round, key, part, now - slot.round_started, what))
                 for src, req, _ in slot.pulls:
                     self.van.send(src, Message('reply', '', req=req, key=key, part=part,
                                                err=err))

@@ -19,7 +19,7 @@ DTYPES = frozenset(['float16', 'float32', 'float64', 'int8', 'int32', 'int64', '
                     'uint32'])
 COMMANDS = frozenset([
     'register', 'book', 'heartbeat', 'heartbeat_ack', 'barrier', 'barrier_done', 'dead',
-    'abort', 'finish', 'terminate', 'init', 'push', 'pull', 'reply',
+    'abort', 'finish', 'terminate', 'init', 'push', 'pull', 'release', 'reply',
     'set_optimizer', 'get_optimizer', 'save_states', 'load_states', 'ack',
 ])
 _TAG_BYTES = 32

@@ -10,7 +10,7 @@ from .cluster import Cluster, results
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 
 WORKER = '''
-import hashlib, json, os
+import hashlib, json, os, warnings
 import numpy as np
 import minigluon as mx
 from minigluon import autograd, gluon, nd, kv
@@ -45,23 +45,35 @@ trainer = gluon.Trainer(net.collect_params(), cfg['opt'], cfg['opt_args'], kvsto
                         compression_params=cfg.get('compression'))
 loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 rng = np.random.RandomState(11 + store.rank)
-early, pending = [], []
-for step in range(cfg.get('steps', 5)):
-    x = nd.array(rng.normal(size=(4 * len(ctxs), 2, 6, 6)))
-    y = nd.array(rng.randint(0, 3, size=4 * len(ctxs)))
-    xs = gluon.utils.split_and_load(x, ctxs)
-    ys = gluon.utils.split_and_load(y, ctxs)
-    with autograd.record():
-        losses = [loss_fn(net(a), b) for a, b in zip(xs, ys)]
-    for l in losses:  # one backward per device: pushed when every device's is done
-        l.backward()
-    early.append(len(trainer._early))
-    trainer.step(x.shape[0], ignore_stale_grad=True)
-    pending.append(sum(p._pending is not None for p in net.collect_params().values()))
-    net.added.weight.zero_grad()
-weights = {name: hashlib.sha256(np.ascontiguousarray(d.asnumpy()).tobytes()).hexdigest()
-           for name, p in net.collect_params().items() for d in p.list_data()}
-print('RESULT', json.dumps({'weights': weights, 'early': early, 'pending': pending}))
+early, pending, peeked = [], [], []
+
+
+def digest(a):
+    return hashlib.sha256(np.ascontiguousarray(a.asnumpy()).tobytes()).hexdigest()
+
+
+with warnings.catch_warnings(record=True) as warned:
+    warnings.simplefilter('always')
+    for step, size in enumerate(cfg.get('batches', [4] * 5)):
+        x = nd.array(rng.normal(size=(size * len(ctxs), 2, 6, 6)))
+        y = nd.array(rng.randint(0, 3, size=size * len(ctxs)))
+        xs = gluon.utils.split_and_load(x, ctxs)
+        ys = gluon.utils.split_and_load(y, ctxs)
+        with autograd.record():
+            losses = [loss_fn(net(a), b) for a, b in zip(xs, ys)]
+        for l in losses:  # one backward per device: pushed when every device's is done
+            l.backward()
+        early.append(len(trainer._early))
+        if step == cfg.get('lr_at'):  # between backward and step, as a schedule might
+            trainer.set_learning_rate(trainer.learning_rate / 2)
+        if cfg.get('peek'):  # the weights before the step are still the old ones
+            peeked.append(digest(net.out.weight.data()))
+        trainer.step(x.shape[0], ignore_stale_grad=True)
+        pending.append(sum(p._pending is not None for p in net.collect_params().values()))
+        net.added.weight.zero_grad()
+weights = {name: digest(d) for name, p in net.collect_params().items() for d in p.list_data()}
+print('RESULT', json.dumps({'weights': weights, 'early': early, 'pending': pending,
+                            'peeked': peeked, 'warnings': [str(w.message) for w in warned]}))
 '''
 
 SGD = ('sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.01})
@@ -75,6 +87,11 @@ CASES = {
         dict(kv='dist_sync_device', opt=SGD, devices=2, workers=2,
              compression={'type': '2bit', 'threshold': 0.01}),
     'dist_async, one worker': dict(kv='dist_async', opt=ADAM, workers=1),
+    # the servers hold the rounds pushed during backward until worker 0's step has sent
+    # the optimizer with the new batch size or learning rate
+    'dist_sync, a smaller last batch, the learning rate changed before a step':
+        dict(kv='dist_sync', opt=SGD, workers=2, batches=[4, 4, 4, 4, 2], lr_at=2,
+             peek=True),
 }
 
 
@@ -100,6 +117,9 @@ def test_overlap_gives_the_weights_of_the_plain_step_bit_for_bit(tmp_path, name)
             got_on = results(on, 'worker:%d' % rank)[0]
             got_off = results(off, 'worker:%d' % rank)[0]
             assert got_on['weights'] == got_off['weights']
+            assert got_on['peeked'] == got_off['peeked']
+            if 'async' not in case['kv']:
+                assert got_on['warnings'] == [] == got_off['warnings']
             # the first step pushes in step(), the others during backward, with the
             # next forward waiting for the weights (updated on the servers)
             assert got_off['early'] == [0] * 5 and got_off['pending'] == [0] * 5
