@@ -185,11 +185,11 @@ def install_hmac_switch(wire):
     wire.hmac = _SwitchableHmac
     checked_decode = wire.decode
 
-    def decode(secret, frames):
+    def decode(secret, frames, *args):
         _SwitchableHmac.decoding = True
         _SwitchableHmac.skip_check = bool(frames) and bytes(frames[0]) == _SwitchableHmac.ZERO
         try:
-            return checked_decode(secret, frames)
+            return checked_decode(secret, frames, *args)
         finally:
             _SwitchableHmac.decoding = _SwitchableHmac.skip_check = False
     wire.decode = decode

@@ -53,8 +53,9 @@ class Customer:
         self._open = {}               # request id -> its ticket (written by both threads)
         self._detached_errors = []
 
-    def new_request(self, requests, what, detached=False):
-        """Send each ``(destination, Message)`` of ``requests``; returns their ticket."""
+    def new_request(self, requests, what, detached=False, copy_arrays=False):
+        """Send each ``(destination, Message)`` of ``requests``; returns their ticket.
+        ``copy_arrays``: the arrays are the caller's, who may change them at once."""
         requests = list(requests)
         ticket = Ticket(what, len(requests), detached)
         for slot, (dest, msg) in enumerate(requests):
@@ -62,7 +63,7 @@ class Customer:
             ticket.unanswered[msg.req] = (slot, dest)
             self._open[msg.req] = ticket
         for dest, msg in requests:
-            self._van.send(dest, msg)
+            self._van.send(dest, msg, copy_arrays)
         return ticket
 
     def on_response(self, msg):

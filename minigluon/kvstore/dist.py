@@ -172,9 +172,12 @@ class DistKVStore(KVStoreBase):
             self._pushes.setdefault(k, held[k])  # (unless resume() placed it already)
 
     def _merged_host_value(self, values):
-        """Sum this worker's per-device values into a fresh host array."""
+        """Sum this worker's per-device values on the host: a fresh array, or the value's
+        own memory when it is a single host array (the van copies what it sends)."""
         if self._on_device and len(values) > 1:
             return sum_on(values, values[0].context).asnumpy()
+        if len(values) == 1 and isinstance(values[0]._data, np.ndarray):
+            return values[0]._data
         total = values[0].asnumpy()
         for v in values[1:]:
             total += v.asnumpy()
@@ -184,11 +187,13 @@ class DistKVStore(KVStoreBase):
         """Send each key's summed values to its servers (returns without waiting)."""
         self._check_usable()
         self._customer.raise_detached_errors()
-        requests, keys = [], []
+        requests, keys, borrowed = [], [], False
         for k, values in pair_up(key, value):
             meta = self._meta(k)
             check_shapes(k, values, meta.shape, 'push')
             flat = self._merged_host_value(values).astype(meta.dtype, copy=False).reshape(-1)
+            # the caller may change its arrays as soon as push returns
+            borrowed = borrowed or np.may_share_memory(flat, values[0]._data)
             keys.append(k)
             number = self._pushes[k] + keys.count(k) - 1  # (a key twice in one call)
             for part in meta.parts:
@@ -201,7 +206,7 @@ class DistKVStore(KVStoreBase):
         for k in keys:
             self._pushes[k] += 1
         self._customer.new_request(requests, 'push of key %s' % ', '.join(map(repr, keys)),
-                                   detached=True)
+                                   detached=True, copy_arrays=borrowed)
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Fetch each key's value (after this worker's pushes are applied) into ``out``."""

@@ -58,10 +58,10 @@ class _Slot:
 
 
 def _sum_by_rank(values):
-    """The sum of {rank: array}, in rank order (the same bits whatever the arrival order);
-    a single value is handed over as it is."""
+    """The sum of {rank: array}, in rank order (the same bits whatever the arrival order),
+    as a fresh array (a pushed one may be a view of a sender's shared memory)."""
     arrays = [values[rank] for rank in sorted(values)]
-    total = arrays[0] if len(arrays) == 1 else arrays[0] + arrays[1]
+    total = arrays[0].copy() if len(arrays) == 1 else arrays[0] + arrays[1]
     for value in arrays[2:]:
         total += value
     return total
