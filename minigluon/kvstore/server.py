@@ -12,6 +12,10 @@ Allreduce keys (plain: summed, never optimised) run in rounds in both modes.
 The optimizer arrives as a registry name + JSON hyper-parameters and runs the same
 update functions as a single process does.
 
+A worker sends the small parts it pushes or pulls from one server together, in one
+message of several items (``body['items']``); each item is handled as a message of its
+own would be, and the batch is answered once, when every item has its answer.
+
 When the job allows a dead worker to be replaced (``PS_WORKER_RECOVERY_TIMEOUT``),
 its replacement is the same rank under a new name ('worker:1.1'). The first message
 from it drops what the dead one left unfinished (its pushes to open rounds, its
@@ -31,7 +35,7 @@ from ..optimizer import SGD, Optimizer, Updater
 from . import compression
 from .node import Node, node_name, parse_name
 from .van import log
-from .wire import Message
+from .wire import Message, WireError, decode_key
 
 
 def _index(key, part):
@@ -55,6 +59,23 @@ class _Slot:
         self.pulls = []               # (src, req, rounds it waits for)
         self.early_acks = []          # (round, src, req) of pushes ahead of the open round
         self.round_started = None     # when the open round's first push arrived
+
+
+class _Batch:
+    """The answers to a message of several items, sent together when all are in."""
+    __slots__ = ('src', 'req', 'err', 'arrays', 'left')
+
+    def __init__(self, src, req, count):
+        self.src, self.req, self.err = src, req, None
+        self.arrays, self.left = [None] * count, count
+
+
+class _Item:
+    """The request id of one item of a batch: where its answer goes."""
+    __slots__ = ('batch', 'index', 'answered')
+
+    def __init__(self, batch, index):
+        self.batch, self.index, self.answered = batch, index, False
 
 
 def _sum_by_rank(values):
@@ -113,8 +134,49 @@ class Server(Node):
 
     # ---- helpers -----------------------------------------------------------------------
     def _reply(self, msg, err=None, arrays=(), body=None):
-        self.van.send(msg.src, Message('reply', '', req=msg.req, key=msg.key, part=msg.part,
-                                       err=err, arrays=arrays, body=body))
+        self._answer(msg.src, msg.req, msg.key, msg.part, err, arrays, body)
+
+    def _answer(self, src, req, key, part, err=None, arrays=(), body=None):
+        """Answer a request, or one item of a batch (sent once every item is answered)."""
+        if not isinstance(req, _Item):
+            self.van.send(src, Message('reply', '', req=req, key=key, part=part, err=err,
+                                       arrays=arrays, body=body))
+            return
+        if req.answered:
+            return
+        req.answered = True
+        batch = req.batch
+        batch.err = batch.err or err
+        batch.arrays[req.index] = arrays[0] if arrays else None
+        batch.left -= 1
+        if not batch.left:
+            arrays = [] if batch.err or any(a is None for a in batch.arrays) else batch.arrays
+            self.van.send(batch.src, Message('reply', '', req=batch.req, err=batch.err,
+                                             arrays=arrays))
+
+    def _on_batch(self, msg, handle):
+        """Hand each item of a batch to ``handle`` as a message of its own."""
+        items = (msg.body or {}).get('items')
+        arrays = msg.cmd == 'push'
+        if not isinstance(items, list) or not items or \
+                len(msg.arrays) != (len(items) if arrays else 0):
+            self._reply(msg, err='malformed batch of %s from %s' % (msg.cmd, msg.src))
+            return
+        batch, parts = _Batch(msg.src, msg.req, len(items)), []
+        try:
+            for i, item in enumerate(items):
+                if not (isinstance(item, list) and len(item) == 3 and
+                        type(item[1]) is int and isinstance(item[2], dict)):
+                    raise WireError('bad item %r' % (item,))
+                parts.append(Message(msg.cmd, msg.src, msg.seq, _Item(batch, i),
+                                     decode_key(item[0]), item[1], item[2],
+                                     arrays=[msg.arrays[i]] if arrays else []))
+        except WireError as exc:
+            self._reply(msg, err='malformed batch of %s from %s: %s' % (msg.cmd, msg.src, exc))
+            return
+        del msg  # (its arrays live as long as the items that hold them)
+        for part in parts:
+            handle(part)
 
     @staticmethod
     def _rank(msg):
@@ -241,6 +303,9 @@ class Server(Node):
         return data.reshape(slot.stored.shape).astype(slot.stored.dtype, copy=False)
 
     def _on_push(self, msg):
+        if msg.key is None and msg.body and 'items' in msg.body:
+            self._on_batch(msg, self._on_push)
+            return
         slot = self._slot(msg)
         if slot is None:
             return
@@ -297,7 +362,7 @@ class Server(Node):
             opened = [a for a in slot.early_acks if a[0] == slot.round]
             slot.early_acks = [a for a in slot.early_acks if a[0] != slot.round]
             for _, src, req in opened:
-                self.van.send(src, Message('reply', '', req=req, key=key, part=part))
+                self._answer(src, req, key, part)
 
     def _apply(self, key, part, slot, value):
         """The round's result becomes a new stored array, never written afterwards, so
@@ -315,6 +380,9 @@ class Server(Node):
         slot.stored = weight
 
     def _on_pull(self, msg):
+        if msg.key is None and msg.body and 'items' in msg.body:
+            self._on_batch(msg, self._on_pull)
+            return
         slot = self._slot(msg)
         if slot is None:
             return
@@ -335,7 +403,7 @@ class Server(Node):
         if slot.round == rounds + 1 and slot.previous is not None:
             value = slot.previous
         # no copy: a stored array is replaced, never changed (see _apply)
-        self.van.send(src, Message('reply', '', req=req, key=key, part=part, arrays=[value]))
+        self._answer(src, req, key, part, arrays=[value])
 
     def _check_waits(self):
         """Pulls cannot wait forever: report which workers never pushed."""
@@ -349,8 +417,7 @@ class Server(Node):
                        '%s' % (self.van.name, slot.round, key, part, now - slot.round_started,
                                ', '.join(map(str, missing))))
                 for src, req, _ in slot.pulls:
-                    self.van.send(src, Message('reply', '', req=req, key=key, part=part,
-                                               err=err))
+                    self._answer(src, req, key, part, err=err)
                 slot.pulls = []
 
     # ---- optimizer and its states --------------------------------------------------------

@@ -82,6 +82,7 @@ class Ring:
         self._generation = 0
         self._lock = threading.Lock()
         self.ready = False                    # set once the peer has mapped it
+        self.batch_bytes = 0                  # the most one message may carry (both ends agree)
 
     def offer(self):
         """The body of the offer that lets the peer open this ring."""

@@ -79,7 +79,10 @@ class Van:
         self.on_failure = on_failure
         self._ctx = zmq.Context()
         self._secret = cfg.secret
-        self._max_msg = cfg.chunk_bytes + (1 << 20)
+        self._transport = cfg.transport if shm.available() else 'tcp'
+        # (a batch meant for shared memory may have to come in frames when the ring is full)
+        self._max_msg = max(cfg.chunk_bytes, _shm_batch(cfg) if self._transport != 'tcp' else 0) \
+            + (1 << 20)
         self._router = None
         self.endpoint = None
         if bind is not None:
@@ -116,7 +119,6 @@ class Van:
         self._stop = False
         self._thread = threading.Thread(target=self._run, name='kvstore-van', daemon=True)
         self._rejected = 0
-        self._transport = cfg.transport if shm.available() else 'tcp'
         if cfg.transport == 'shm' and self._transport == 'tcp':
             log.warning('%s: MINIGLUON_PS_TRANSPORT=shm, but this platform has no memfd or '
                         '/proc: arrays go over TCP', name)
@@ -171,6 +173,13 @@ class Van:
                 msg.arrays[i], refs[i] = placed
         if any(refs):
             msg.shm = refs
+
+    def batch_bytes(self, dest):
+        """How many bytes of arrays one message to or from ``dest`` may carry: more when
+        they go through shared memory (MINIGLUON_PS_CHUNK_BYTES otherwise)."""
+        ring = self._rings.get(self._channel.get(dest, dest))
+        return max(ring.batch_bytes, self.cfg.chunk_bytes) if ring and ring.ready \
+            else self.cfg.chunk_bytes
 
     def call_soon(self, fn):
         """Run ``fn()`` on the I/O thread."""
@@ -281,7 +290,7 @@ class Van:
                 except (OSError, ValueError) as exc:
                     reason = '%s cannot use it: %s' % (self.name, exc)
             self._transmit(msg.src, wire.Message('transport', '', body={
-                'accept': reason is None, 'reason': reason}))
+                'accept': reason is None, 'reason': reason, 'max_bytes': self._max_msg}))
             return
         peer = self._peer_of.get(sock, msg.src)
         channel = self._channel.get(peer, peer)
@@ -289,7 +298,8 @@ class Van:
         if not ring or ring.ready or ring.fd is None:
             return  # not an answer to an open offer of ours
         ring.close_fd()
-        if body.get('accept') is True:
+        if body.get('accept') is True and type(body.get('max_bytes')) is int:
+            ring.batch_bytes = min(self._max_msg, body['max_bytes']) - (1 << 20)
             ring.ready = True
         else:
             self._rings[channel] = False
@@ -431,6 +441,10 @@ class Van:
         if mapping is None:
             raise ValueError('%s sent an array in shared memory it never offered' % src)
         return mapping.view(ref, dtype, shape, nbytes)
+
+
+def _shm_batch(cfg):
+    return cfg.shm_bytes // 4
 
 
 def _bracket(host):

@@ -52,7 +52,8 @@ def encode_key(key):
     return None if key is None else (['i', key] if isinstance(key, int) else ['s', key])
 
 
-def _decode_key(raw):
+def decode_key(raw):
+    """A key from its header form (``encode_key``); WireError if it is not one."""
     if raw is None:
         return None
     if (isinstance(raw, list) and len(raw) == 2 and
@@ -166,7 +167,7 @@ def decode(secret, frames, shm_view=None):
             raise WireError('array frame of %d bytes does not hold %s %s'
                             % (buf.nbytes, spec[0], shape))
         arrays.append(np.frombuffer(buf, dtype=dtype).reshape(shape))
-    return Message(cmd, src, seq, req, _decode_key(header.get('key')), part, body, err, arrays,
+    return Message(cmd, src, seq, req, decode_key(header.get('key')), part, body, err, arrays,
                    header.get('shm'))
 
 
