@@ -31,6 +31,7 @@ import weakref
 
 import numpy as np
 
+NAME = 'minigluon-ps-ring'
 HEADER = 64             # the ring's first bytes: the nonce
 REGION = 64             # each region's header: generation (8 bytes), released (8 bytes)
 MIN_BYTES = 64 * 1024   # smaller arrays stay in the message: a region is not worth it
@@ -67,7 +68,7 @@ class Ring:
 
     def __init__(self, size):
         self.size = size
-        self.fd = os.memfd_create('minigluon-ps-ring', os.MFD_CLOEXEC)
+        self.fd = os.memfd_create(NAME, os.MFD_CLOEXEC)
         try:
             os.ftruncate(self.fd, size)   # sparse: pages are allocated when first written
             self._map = mmap.mmap(self.fd, size)
@@ -143,7 +144,11 @@ class Mapping:
             raise ValueError('malformed shared-memory offer')
         if not accept_other_hosts and offer.get('host') != host_identity():
             raise OSError('another host or network namespace')
-        own = os.open('/proc/%d/fd/%d' % (pid, fd), os.O_RDWR | os.O_CLOEXEC)
+        path = '/proc/%d/fd/%d' % (pid, fd)
+        # only a ring: an offer must not make this process write into any other file
+        if os.readlink(path) != '/memfd:%s (deleted)' % NAME:
+            raise OSError('the offered descriptor is not a ring')
+        own = os.open(path, os.O_RDWR | os.O_CLOEXEC)
         try:
             if os.fstat(own).st_size != size:
                 raise OSError('the shared memory has another size than offered')

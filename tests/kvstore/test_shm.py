@@ -101,6 +101,9 @@ def test_a_forged_offer_is_refused():
         shm.Mapping(offer, accept_other_hosts=False)
     with pytest.raises(ValueError, match='malformed'):
         shm.Mapping(dict(ring.offer(), size='big'), accept_other_hosts=False)
+    with open(__file__, 'rb') as other:      # any other file this process has open
+        with pytest.raises(OSError, match='not a ring'):
+            shm.Mapping(dict(ring.offer(), fd=other.fileno()), accept_other_hosts=False)
 
 
 def test_a_message_naming_shared_memory_is_refused_where_none_is_shared():
