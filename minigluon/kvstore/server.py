@@ -78,11 +78,16 @@ class _Item:
         self.batch, self.index, self.answered = batch, index, False
 
 
-def _sum_by_rank(values):
+def _sum_by_rank(values, alloc):
     """The sum of {rank: array}, in rank order (the same bits whatever the arrival order),
-    as a fresh array (a pushed one may be a view of a sender's shared memory)."""
+    in a fresh array from ``alloc(shape, dtype)`` (a pushed one may be a view of a
+    sender's shared memory)."""
     arrays = [values[rank] for rank in sorted(values)]
-    total = arrays[0].copy() if len(arrays) == 1 else arrays[0] + arrays[1]
+    total = alloc(arrays[0].shape, arrays[0].dtype)
+    if len(arrays) == 1:
+        np.copyto(total, arrays[0])
+    else:
+        np.add(arrays[0], arrays[1], out=total)
     for value in arrays[2:]:
         total += value
     return total
@@ -103,6 +108,7 @@ class Server(Node):
         self.keep_previous = cfg.recovery_timeout > 0
         self.done = threading.Event()
         self.exit_code = None
+        self.van.share_values()   # the values workers pull: written once, read by each
         self._handlers.update({'init': self._on_init, 'push': self._on_push,
                                'pull': self._on_pull, 'set_optimizer': self._on_set_optimizer,
                                'get_optimizer': self._on_get_optimizer,
@@ -350,7 +356,7 @@ class Server(Node):
             if self.awaited:
                 self._note_resumed()
             before = slot.stored
-            self._apply(key, part, slot, _sum_by_rank(values))
+            self._apply(key, part, slot, _sum_by_rank(values, self._new_value))
             if self.keep_previous:
                 slot.previous = before
             slot.round += 1
@@ -375,9 +381,15 @@ class Server(Node):
         if index not in opt.lr_mult:  # per-parameter multipliers, shipped by set_optimizer
             opt.lr_mult[index], opt.wd_mult[index] = self.mults.get(key, (1.0, 1.0))
         ctx = cpu(0)
-        weight = slot.stored.copy()
+        weight = self._new_value(slot.stored.shape, slot.stored.dtype)
+        weight[...] = slot.stored
         self.updater(index, NDArray(np.asarray(value), ctx), NDArray(weight, ctx))
         slot.stored = weight
+
+    def _new_value(self, shape, dtype):
+        """An array for a new stored value: in the store the workers read, when there is room."""
+        value = self.van.shared_array(shape, dtype)
+        return np.empty(shape, dtype) if value is None else value
 
     def _on_pull(self, msg):
         if msg.key is None and msg.body and 'items' in msg.body:

@@ -16,6 +16,14 @@ stale release (a duplicate message's views) names an old generation and changes
 nothing. When the ring has no room an array goes over the socket as before: nothing
 ever waits for room.
 
+A server also keeps the values it answers pulls with in a ``Store``: one more memfd,
+mapped by every worker that took its ring, where a round's sum is written once and
+then sent to each worker by reference instead of copied into each ring. A store
+region is reused once the server dropped the value and every worker it went to has
+let go of it: each worker publishes, in a board at the start of the store, the
+sequence number up to which every message of the server that named the store has no
+live view left.
+
 Who may use it is ``MINIGLUON_PS_TRANSPORT`` (config.py): ``auto`` offers a ring to
 every peer and accepts one from a peer with the same boot and the same network
 namespace (two network namespaces stand for two hosts, even when they share memory);
@@ -35,6 +43,8 @@ NAME = 'minigluon-ps-ring'
 HEADER = 64             # the ring's first bytes: the nonce
 REGION = 64             # each region's header: generation (8 bytes), released (8 bytes)
 MIN_BYTES = 64 * 1024   # smaller arrays stay in the message: a region is not worth it
+# a region released and reused since: only a re-sent copy of a message received already
+STALE = 'was reused (a stale message)'
 _GEN = np.dtype('<u8')
 
 
@@ -59,6 +69,20 @@ def _align(n):
     return (n + 63) & ~63
 
 
+def _memfd(size):
+    """A sparse memfd of ``size`` bytes, mapped, with a random nonce at its start."""
+    fd = os.memfd_create(NAME, os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, size)   # sparse: pages are allocated when first written
+        mapped = mmap.mmap(fd, size)
+    except OSError:
+        os.close(fd)
+        raise
+    nonce = secrets.token_bytes(16)
+    mapped[:16] = nonce
+    return fd, mapped, nonce
+
+
 class Ring:
     """The sending side: a memfd of ``size`` bytes cut into regions, reused in order.
 
@@ -68,22 +92,15 @@ class Ring:
 
     def __init__(self, size):
         self.size = size
-        self.fd = os.memfd_create(NAME, os.MFD_CLOEXEC)
-        try:
-            os.ftruncate(self.fd, size)   # sparse: pages are allocated when first written
-            self._map = mmap.mmap(self.fd, size)
-        except OSError:
-            os.close(self.fd)
-            raise
+        self.fd, self._map, self.nonce = _memfd(size)
         self._buf = np.frombuffer(self._map, np.uint8)
-        self.nonce = secrets.token_bytes(16)
-        self._buf[:16] = np.frombuffer(self.nonce, np.uint8)
         self._regions = collections.deque()   # (start, generation), oldest first
         self._head = HEADER
         self._generation = 0
         self._lock = threading.Lock()
         self.ready = False                    # set once the peer has mapped it
         self.batch_bytes = 0                  # the most one message may carry (both ends agree)
+        self.store_ok = False                 # the peer also mapped our Store
 
     def offer(self):
         """The body of the offer that lets the peer open this ring."""
@@ -161,23 +178,162 @@ class Mapping:
         self._buf = np.frombuffer(self._map, np.uint8)
         self.size = size
 
-    def view(self, ref, dtype, shape, nbytes):
+    def view(self, ref, dtype, shape, nbytes, seq=0):
         """The payload at ``ref`` = [offset, generation] as an array; released to the
         sender when the last view of it is gone. ValueError if ``ref`` is not a live
         region of this ring."""
+        start, generation = self._check(ref, nbytes, HEADER)
+        holder = self._holder(start, nbytes)
+        weakref.finalize(holder, _release, self._buf, start, generation)
+        return np.frombuffer(holder, dtype, count=nbytes // dtype.itemsize).reshape(shape)
+
+    def _check(self, ref, nbytes, lowest):
         if not (isinstance(ref, list) and len(ref) == 2 and all(type(v) is int for v in ref)):
             raise ValueError('bad shared-memory reference %r' % (ref,))
         start, generation = ref
-        if start < HEADER or start % 64 or start + REGION + nbytes > self.size:
+        if start < lowest or start % 64 or start + REGION + nbytes > self.size:
             raise ValueError('shared-memory region %d+%d outside the ring' % (start, nbytes))
         if self._buf[start:start + 8].view(_GEN)[0] != generation:
-            raise ValueError('shared-memory region %d was reused (a stale message)' % start)
+            raise ValueError('shared-memory region %d %s' % (start, STALE))
+        return start, generation
+
+    def _holder(self, start, nbytes):
         # a ctypes object owns the views: numpy's bases of every view made from this one
         # lead to it, so its finalizer runs when the last of them is gone
-        holder = (ctypes.c_char * max(nbytes, 1)).from_buffer(self._map, start + REGION)
-        weakref.finalize(holder, _release, self._buf, start, generation)
-        return np.frombuffer(holder, dtype, count=nbytes // dtype.itemsize).reshape(shape)
+        return (ctypes.c_char * max(nbytes, 1)).from_buffer(self._map, start + REGION)
 
 
 def _release(buf, start, generation):
     buf[start + 8:start + 16].view(_GEN)[0] = generation
+
+
+BOARD = 4096                   # a store's first bytes: nonce, then each reader's board
+MAX_READERS = BOARD // 8 - 8   # (the first 64 bytes hold the nonce)
+
+
+class Store:
+    """The serving side of values several peers read: written once, sent by reference.
+
+    ``alloc`` gives an array in the store (None when full); ``ref`` tells whether an
+    array is one, ``sent`` records a message that named it. Used on the I/O thread.
+    """
+
+    def __init__(self, size):
+        self.size = size
+        self.fd, self._map, self.nonce = _memfd(size)
+        self._buf = np.frombuffer(self._map, np.uint8)
+        self._board = self._buf[64:BOARD].view(_GEN)
+        self._regions = {}       # start -> [end, generation, held, {reader: last seq}]
+        self._arrays = {}        # id(array) -> (weakref to it, start)
+        self._readers = {}       # peer -> its index on the board
+        self._generation = 0
+
+    def offer(self, peer):
+        """The body of the offer that lets ``peer`` map the store (None: no board slot)."""
+        index = self._readers.get(peer)
+        if index is None:
+            taken = set(self._readers.values())
+            index = next((i for i in range(MAX_READERS) if i not in taken), None)
+            if index is None:
+                return None
+            self._readers[peer] = index
+            self._board[index] = 0
+        return {'pid': os.getpid(), 'fd': self.fd, 'size': self.size,
+                'nonce': self.nonce.hex(), 'host': host_identity(), 'reader': index}
+
+    def forget(self, peer):
+        """``peer`` is gone: what it was sent no longer waits for it."""
+        index = self._readers.pop(peer, None)
+        for region in self._regions.values():
+            region[3].pop(index, None)
+
+    def _free(self, region):
+        return not region[2] and all(self._board[i] >= seq for i, seq in region[3].items())
+
+    def alloc(self, shape, dtype):
+        """A new array in the store, or None when there is no room."""
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        need = REGION + _align(nbytes)
+        for start in [s for s, r in self._regions.items() if self._free(r)]:
+            del self._regions[start]
+        start = BOARD
+        for begin in sorted(self._regions):
+            if begin - start >= need:
+                break
+            start = self._regions[begin][0]
+        if start + need > self.size:
+            return None
+        self._generation += 1
+        self._regions[start] = [start + need, self._generation, True, {}]
+        self._buf[start:start + 8].view(_GEN)[0] = self._generation
+        holder = (ctypes.c_char * max(nbytes, 1)).from_buffer(self._map, start + REGION)
+        weakref.finalize(holder, self._dropped, start, self._generation)
+        array = np.frombuffer(holder, dtype, count=nbytes // dtype.itemsize).reshape(shape)
+        self._arrays[id(array)] = (weakref.ref(array), start)
+        return array
+
+    def _dropped(self, start, generation):
+        region = self._regions.get(start)
+        if region is not None and region[1] == generation:
+            region[2] = False
+        self._arrays = {k: v for k, v in self._arrays.items() if v[0]() is not None}
+
+    def ref(self, array, peer):
+        """``[offset, generation, 1]`` if ``array`` is an array of the store that
+        ``peer`` can read, else None."""
+        entry = self._arrays.get(id(array))
+        if entry is None or entry[0]() is not array or peer not in self._readers:
+            return None
+        start = entry[1]
+        return [start, self._regions[start][1], 1]
+
+    def sent(self, ref, peer, seq):
+        """A message numbered ``seq`` to ``peer`` names the region of ``ref``."""
+        self._regions[ref[0]][3][self._readers[peer]] = seq
+
+
+class StoreMapping(Mapping):
+    """A peer's store as this process reads it: views, and the board entry it keeps up
+    to date (every message up to that number has been delivered and has no live view
+    of the store left; ``delivered`` is told each message's number, in order)."""
+
+    def __init__(self, offer, accept_other_hosts):
+        Mapping.__init__(self, offer, accept_other_hosts)
+        index = offer.get('reader')
+        if type(index) is not int or not 0 <= index < MAX_READERS:
+            raise ValueError('malformed shared-memory offer')
+        self._slot = self._buf[64 + 8 * index:64 + 8 * index + 8].view(_GEN)
+        self._live = {}          # message seq -> live views
+        self._in_order = 0       # every message up to this one was delivered
+        self._lock = threading.Lock()
+
+    def view(self, ref, dtype, shape, nbytes, seq=0):
+        """The value at ``ref`` = [offset, generation, 1] in a message numbered ``seq``."""
+        if not (isinstance(ref, list) and len(ref) == 3 and ref[2] == 1):
+            raise ValueError('bad shared-memory reference %r' % (ref,))
+        start, _ = self._check(ref[:2], nbytes, BOARD)
+        holder = self._holder(start, nbytes)
+        with self._lock:
+            self._live[seq] = self._live.get(seq, 0) + 1
+        weakref.finalize(holder, self._done, seq)
+        return np.frombuffer(holder, dtype, count=nbytes // dtype.itemsize).reshape(shape)
+
+    def delivered(self, seq):
+        """The peer's message ``seq`` was delivered (and every one before it)."""
+        with self._lock:
+            self._in_order = max(self._in_order, seq)
+            self._publish()
+
+    def _done(self, seq):
+        with self._lock:
+            self._live[seq] -= 1
+            if not self._live[seq]:
+                del self._live[seq]
+            self._publish()
+
+    def _publish(self):
+        # (a message re-sent after a loss may still come: never past what was delivered)
+        through = min(self._in_order, min(self._live) - 1 if self._live else self._in_order)
+        if through > self._slot[0]:
+            self._slot[0] = through

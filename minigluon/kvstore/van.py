@@ -124,6 +124,9 @@ class Van:
                         '/proc: arrays go over TCP', name)
         self._rings = {}         # channel -> our shm.Ring towards it (False: refused)
         self._mapped = {}        # peer name -> shm.Mapping of the ring it offered us
+        self._store = None       # shm.Store of values several peers read (servers)
+        self._stores = {}        # peer name -> shm.StoreMapping of the store it offered us
+        self._shares_values = False
 
     def _socket(self, kind):
         sock = self._ctx.socket(kind)
@@ -161,14 +164,31 @@ class Van:
         else:
             self._post(('send', dest, msg))
 
+    def share_values(self):
+        """Values this node sends to several peers (a server's) go out by reference
+        from a store in shared memory when ``shared_array`` made them."""
+        self._shares_values = True
+
+    def shared_array(self, shape, dtype):
+        """An array in the store, for a value written once and then only sent (the I/O
+        thread's); None when there is none or it is full."""
+        return self._store.alloc(shape, dtype) if self._store is not None else None
+
     def _place(self, dest, msg):
         """Put the big arrays of ``msg`` into our ring towards ``dest``, if it has one."""
-        ring = self._rings.get(self._channel.get(dest, dest))
+        channel = self._channel.get(dest, dest)
+        ring = self._rings.get(channel)
         if not ring or not ring.ready:
             return
         refs = [None] * len(msg.arrays)
         for i, a in enumerate(msg.arrays):
-            placed = ring.place(a) if a.nbytes >= shm.MIN_BYTES else None
+            if a.nbytes < shm.MIN_BYTES:
+                continue
+            if ring.store_ok:
+                refs[i] = self._store.ref(a, channel)
+                if refs[i] is not None:
+                    continue
+            placed = ring.place(a)
             if placed is not None:
                 msg.arrays[i], refs[i] = placed
         if any(refs):
@@ -237,6 +257,9 @@ class Van:
             self._routes.pop(peer, None)
             self._inboxes.pop(peer, None)
             self._mapped.pop(peer, None)
+            self._stores.pop(peer, None)
+        if self._store is not None:
+            self._store.forget(channel)
         ring = self._rings.pop(channel, None)
         if ring:
             ring.close_fd()
@@ -260,6 +283,9 @@ class Van:
             self._offer(dest, channel)
         msg.src = self.name
         msg.seq = self._last_seq[channel] = self._last_seq.get(channel, 0) + 1
+        for ref in msg.shm or ():
+            if ref is not None and len(ref) == 3:   # a value of the store, not a copy
+                self._store.sent(ref, channel, msg.seq)
         frames = wire.encode(self._secret, msg)
         if self.cfg.verbose >= 2:
             log.info('%s -> %s: %r', self.name, dest, msg)
@@ -276,7 +302,17 @@ class Van:
             self._rings[channel] = False
             return
         self._rings[channel] = ring
-        self._transmit(dest, wire.Message('transport', '', body={'offer': ring.offer()}))
+        body = {'offer': ring.offer()}
+        if self._shares_values:
+            if self._store is None:
+                try:
+                    self._store = shm.Store(self.cfg.shm_bytes)
+                except OSError as exc:
+                    log.warning('%s: no shared store (%s)', self.name, exc)
+                    self._shares_values = False
+            if self._store is not None:
+                body['store'] = self._store.offer(channel)
+        self._transmit(dest, wire.Message('transport', '', body=body))
 
     def _on_transport(self, sock, msg):
         body = msg.body or {}
@@ -285,12 +321,17 @@ class Van:
             if self._transport == 'tcp':
                 reason = 'MINIGLUON_PS_TRANSPORT=tcp (or no shared memory) at %s' % self.name
             else:
+                other_hosts = self._transport == 'shm'
                 try:
-                    self._mapped[msg.src] = shm.Mapping(body['offer'], self._transport == 'shm')
+                    self._mapped[msg.src] = shm.Mapping(body['offer'], other_hosts)
+                    if isinstance(body.get('store'), dict):
+                        self._stores[msg.src] = shm.StoreMapping(body['store'], other_hosts)
                 except (OSError, ValueError) as exc:
+                    self._mapped.pop(msg.src, None)
                     reason = '%s cannot use it: %s' % (self.name, exc)
             self._transmit(msg.src, wire.Message('transport', '', body={
-                'accept': reason is None, 'reason': reason, 'max_bytes': self._max_msg}))
+                'accept': reason is None, 'reason': reason, 'max_bytes': self._max_msg,
+                'store': msg.src in self._stores}))
             return
         peer = self._peer_of.get(sock, msg.src)
         channel = self._channel.get(peer, peer)
@@ -300,13 +341,15 @@ class Van:
         ring.close_fd()
         if body.get('accept') is True and type(body.get('max_bytes')) is int:
             ring.batch_bytes = min(self._max_msg, body['max_bytes']) - (1 << 20)
+            ring.store_ok = self._store is not None and body.get('store') is True
             ring.ready = True
         else:
             self._rings[channel] = False
         if self.cfg.verbose or (self._transport == 'shm' and not ring.ready):
             log.log(logging.INFO if ring.ready else logging.WARNING,
                     '%s: arrays to %s go through %s%s', self.name, peer,
-                    'shared memory' if ring.ready else 'TCP',
+                    ('shared memory' + (', pulled values by reference' if ring.store_ok else ''))
+                    if ring.ready else 'TCP',
                     '' if ring.ready else ' (%s)' % body.get('reason'))
 
     def _write(self, dest, frames):
@@ -404,6 +447,8 @@ class Van:
         try:
             msg = wire.decode(self._secret, frames, self._shm_view)
         except wire.WireError as exc:
+            if self.cfg.resend and shm.STALE in str(exc):
+                return  # a duplicate (its region was released when the first copy was used)
             self._rejected += 1
             if self._rejected <= 10 or self.cfg.verbose:
                 log.warning('%s: dropped a malformed or unauthenticated message: %s',
@@ -427,6 +472,9 @@ class Van:
             if ready.cmd == 'transport':  # between the two vans: the node never sees it
                 self._on_transport(sock, ready)
                 continue
+            store = self._stores.get(ready.src)
+            if store is not None:
+                store.delivered(ready.seq)
             try:
                 self.on_message(ready)
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -436,11 +484,12 @@ class Van:
                             self.name, ready.cmd, ready.src, type(exc).__name__, exc)
 
 
-    def _shm_view(self, src, ref, dtype, shape, nbytes):
-        mapping = self._mapped.get(src)
+    def _shm_view(self, src, seq, ref, dtype, shape, nbytes):
+        mapping = (self._stores if isinstance(ref, list) and len(ref) == 3
+                   else self._mapped).get(src)
         if mapping is None:
             raise ValueError('%s sent an array in shared memory it never offered' % src)
-        return mapping.view(ref, dtype, shape, nbytes)
+        return mapping.view(ref, dtype, shape, nbytes, seq)
 
 
 def _shm_batch(cfg):

@@ -99,7 +99,7 @@ def _check_int(value, name, minimum=0):
 def decode(secret, frames, shm_view=None):
     """A Message from received frames (bytes or zmq Frames); WireError if anything is off.
 
-    ``shm_view(src, ref, dtype, shape, nbytes)`` gives an array placed in shared memory
+    ``shm_view(src, seq, ref, dtype, shape, nbytes)`` gives an array placed in shared memory
     (shm.py; ValueError if ``ref`` is bad); without it such a message is rejected.
     """
     if len(frames) < 2:
@@ -159,7 +159,8 @@ def decode(secret, frames, shm_view=None):
         for n in shape:
             count *= n
         if refs[i] is not None:
-            arrays.append(_shared(shm_view, src, refs[i], dtype, shape, count * dtype.itemsize))
+            arrays.append(_shared(shm_view, src, seq, refs[i], dtype, shape,
+                                  count * dtype.itemsize))
             continue
         frame = frame_of[i]
         buf = frame.buffer if hasattr(frame, 'buffer') else memoryview(frame)
@@ -171,11 +172,11 @@ def decode(secret, frames, shm_view=None):
                    header.get('shm'))
 
 
-def _shared(shm_view, src, ref, dtype, shape, nbytes):
+def _shared(shm_view, src, seq, ref, dtype, shape, nbytes):
     if shm_view is None:
         raise WireError('an array in shared memory, but this node shares none')
     try:
-        return shm_view(src, ref, dtype, shape, nbytes)
+        return shm_view(src, seq, ref, dtype, shape, nbytes)
     except ValueError as exc:
         raise WireError(str(exc)) from None
 

@@ -116,13 +116,49 @@ def test_a_message_naming_shared_memory_is_refused_where_none_is_shared():
     with pytest.raises(wire.WireError, match='shares none'):
         wire.decode(b's' * 32, frames)
 
-    def view(src, ref, dtype, shape, nbytes):
+    def view(src, seq, ref, dtype, shape, nbytes):
         assert src == 'worker:0'
         return mapping.view(ref, dtype, shape, nbytes)
     got = wire.decode(b's' * 32, frames, view)
     assert np.array_equal(got.arrays[0], np.ones(BIG)) and got.shm == [ref]
     with pytest.raises(wire.WireError, match='data frames'):
         wire.decode(b's' * 32, frames + [b'extra'], view)
+
+
+def test_a_stored_value_is_reused_only_when_dropped_and_read_by_everyone_it_went_to():
+    store = shm.Store(shm.BOARD + 2 * (BIG * 4 + shm.REGION))
+    readers = {peer: shm.StoreMapping(store.offer(peer), accept_other_hosts=False)
+               for peer in ('worker:0', 'worker:1')}
+    value = store.alloc((BIG,), np.float32)
+    value[:] = 5
+    other = store.alloc((BIG,), np.float32)
+    assert store.alloc((BIG,), np.float32) is None             # full
+    assert store.ref(np.ones(BIG, np.float32), 'worker:0') is None   # not one of the store's
+    assert store.ref(value, 'worker:9') is None                 # a peer without the store
+    ref = store.ref(value, 'worker:0')
+    store.sent(ref, 'worker:0', 7)                              # message 7 to each worker
+    store.sent(ref, 'worker:1', 7)
+    views = {peer: m.view(ref, np.dtype(np.float32), (BIG,), BIG * 4, seq=7)
+             for peer, m in readers.items()}
+    for m in readers.values():
+        m.delivered(7)
+    assert all(np.array_equal(v, np.full(BIG, 5.0)) for v in views.values())
+    del value, other
+    gc.collect()
+    kept = store.alloc((BIG,), np.float32)                      # `other` went to nobody
+    assert kept is not None
+    assert store.alloc((BIG,), np.float32) is None              # `value` is still read
+    del views['worker:0']
+    # message 8 was lost and will be re-sent: 9, which came, waits for it undelivered
+    early = readers['worker:0'].view(ref, np.dtype(np.float32), (BIG,), BIG * 4, seq=9)
+    del early
+    gc.collect()
+    assert readers['worker:0']._slot[0] == 7    # done with 7, but nothing said about 8
+    assert store.alloc((BIG,), np.float32) is None              # ... by worker 1
+    store.forget('worker:1')                                    # which is gone
+    assert store.alloc((BIG,), np.float32) is not None
+    with pytest.raises(ValueError, match='reused'):             # what worker 1 still held
+        readers['worker:0'].view(ref, np.dtype(np.float32), (BIG,), BIG * 4, seq=8)
 
 
 OTHER_NETNS = '''
@@ -254,6 +290,8 @@ def test_a_job_on_one_host_sums_exactly_with_either_transport(tmp_path, transpor
         runs = [results(job, 'worker:%d' % w)[0] for w in range(2)]
         used = 'go through shared memory' in job.all_output()
         assert used == (transport == 'auto'), job.all_output()
+        by_reference = 'pulled values by reference' in job.output('server:0')
+        assert by_reference == (transport == 'auto'), job.all_output()
     assert runs[0] == runs[1]
     for step, row in enumerate(runs[0]):
         for n, total, ends in zip((30000, 7, 70000), row[:3], row[3:]):
