@@ -483,7 +483,6 @@ class Van:
                 log.warning('%s: dropped %r from %s that its handler could not use: %s: %s',
                             self.name, ready.cmd, ready.src, type(exc).__name__, exc)
 
-
     def _shm_view(self, src, seq, ref, dtype, shape, nbytes):
         mapping = (self._stores if isinstance(ref, list) and len(ref) == 3
                    else self._mapped).get(src)
