@@ -1,9 +1,11 @@
 """One push+pull round of the ResNet18 gradients over the distributed kvstore, against
-a raw pyzmq echo of the same bytes and a torch.distributed gloo all-reduce.
+MXNet 1.9.1's own dist_sync kvstore (ps-lite), a torch.distributed gloo all-reduce and
+a raw pyzmq echo of the same bytes.
 
 Usage:
     python benchmarks/bench_kvstore.py [--rounds 10] [--warmup 3] [--repeat 2]
-        [--chunk-bytes 4194304 ...] [--kvstore-only] [--no-torch] [--profile DIR]
+        [--chunk-bytes 4194304 ...] [--transport auto tcp] [--kvstore-only] [--no-torch]
+        [--mxnet-python /tmp/mxvenv/bin/python | --no-mxnet] [--profile DIR]
 
 The gradients have the shapes of the trainable parameters of
 ``resnet18_v1(classes=10, thumbnail=True)`` (60 float32 arrays, 44.7 MB). Every row
@@ -15,11 +17,19 @@ timed rounds (from /proc), which a busy shared machine disturbs less than wall t
 - kvstore: scheduler, 2 servers and 2 workers (``dist_sync``, no optimizer). A round
   is ``push`` of every gradient then ``pull`` of every sum, timed on each worker
   after a barrier; a round counts for the slower worker. One job per
-  ``--chunk-bytes`` (``MINIGLUON_PS_CHUNK_BYTES``). Rounds alternate between the HMAC
+  ``--chunk-bytes`` (``MINIGLUON_PS_CHUNK_BYTES``) and ``--transport``
+  (``MINIGLUON_PS_TRANSPORT``: ``auto`` puts the arrays of these processes, all on one
+  host, in shared memory; ``tcp`` sends them over loopback). Rounds alternate between the HMAC
   as shipped and the HMAC bypassed (on, off, off, on, ...) inside the same job, so
   the cost of authentication is measured on the same processes under the same load.
   The bypass is patched into this script's own child processes: the package has no
   switch to turn authentication off.
+- MXNet ps-lite: the same job (scheduler, 2 servers, 2 workers, DMLC_* variables,
+  ``MXNET_KVSTORE_BIGARRAY_BOUND`` as ours) with MXNet 1.9.1's ``mx.kv.create('dist_sync')``
+  in the interpreter of ``--mxnet-python`` (default ``/tmp/mxvenv/bin/python``; a venv
+  with ``pip install mxnet==1.9.1 numpy==1.23.5``); a round is ``push`` and ``pull`` of
+  every array then ``mx.nd.waitall()``. Without that interpreter the row is skipped
+  with the reason printed.
 - zmq echo: one DEALER sends every gradient as its own message to a ROUTER in
   another process, which sends each back; a round ends when all came back.
 - gloo: 2 processes, ``torch.distributed.all_reduce`` of every gradient (async,
@@ -49,6 +59,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CHILD_TIMEOUT_S = 300
+MXNET_PYTHON = '/tmp/mxvenv/bin/python'
 
 
 def gradient_shapes():
@@ -81,8 +92,8 @@ def child_env(extra):
     return env
 
 
-def spawn(args, extra_env, wrap=None):
-    argv = [sys.executable, os.path.abspath(__file__)] + args
+def spawn(args, extra_env, wrap=None, python=None):
+    argv = [python or sys.executable, os.path.abspath(__file__)] + args
     if wrap:
         argv = wrap(argv)
     # unbuffered bytes: timed_window reads lines from a leader that communicate() then
@@ -185,11 +196,11 @@ def install_hmac_switch(wire):
     wire.hmac = _SwitchableHmac
     checked_decode = wire.decode
 
-    def decode(secret, frames):
+    def decode(secret, frames, *args):
         _SwitchableHmac.decoding = True
         _SwitchableHmac.skip_check = bool(frames) and bytes(frames[0]) == _SwitchableHmac.ZERO
         try:
-            return checked_decode(secret, frames)
+            return checked_decode(secret, frames, *args)
         finally:
             _SwitchableHmac.decoding = _SwitchableHmac.skip_check = False
     wire.decode = decode
@@ -246,7 +257,7 @@ def kv_worker(args):
     print(json.dumps({'times': times, 'ok': ok}))
 
 
-def run_kvstore(shapes, args, chunk_bytes, wrap=None):
+def run_kvstore(shapes, args, chunk_bytes, transport='auto', wrap=None):
     """Per-round seconds with the HMAC (as shipped) and with it bypassed, and CPU seconds."""
     port = free_port()
     flag_file = os.path.join(tempfile.mkdtemp(prefix='bench-kvstore-'), 'hmac-bypass')
@@ -255,7 +266,7 @@ def run_kvstore(shapes, args, chunk_bytes, wrap=None):
     env = {'DMLC_PS_ROOT_URI': '127.0.0.1', 'DMLC_PS_ROOT_PORT': str(port),
            'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
            'MINIGLUON_PS_SECRET': secrets.token_hex(32),
-           'MINIGLUON_PS_CHUNK_BYTES': str(chunk_bytes),
+           'MINIGLUON_PS_CHUNK_BYTES': str(chunk_bytes), 'MINIGLUON_PS_TRANSPORT': transport,
            'BENCH_SHAPES': json.dumps(shapes), 'BENCH_FLAG_FILE': flag_file}
     common = ['--rounds', str(args.rounds), '--warmup', str(args.warmup)]
     procs = [spawn(['--child', 'kv-scheduler'], env, wrap)]
@@ -271,6 +282,72 @@ def run_kvstore(shapes, args, chunk_bytes, wrap=None):
     a, b = results[0]['times'], results[1]['times']
     return ([max(x, y) for x, y in zip(a['on'], b['on'])],
             [max(x, y) for x, y in zip(a['off'], b['off'])], cpu)
+
+
+# ---- MXNet 1.9.1 ps-lite ----------------------------------------------------------------
+def mxnet_worker(args):
+    import mxnet as mx
+    shapes = json.loads(os.environ['BENCH_SHAPES'])
+    store = mx.kv.create('dist_sync')
+    rank = store.rank
+    leader = os.environ.get('BENCH_LEADER') == '1'   # (ps-lite's ranks go by arrival)
+    grads = [mx.nd.array(g) for g in make_gradients(shapes, rank + 1.0)]
+    outs = [mx.nd.zeros(tuple(s)) for s in shapes]
+    keys = list(range(len(shapes)))
+    store.init(keys, outs)
+    mx.nd.waitall()
+    times = []
+    for i in range(args.warmup + args.rounds):
+        if i == args.warmup:
+            leader_mark(leader, 'START')
+        work = [g.copy() for g in grads]   # (a CPU push lends MXNet the array: the pull
+        mx.nd.waitall()                    # writes the sum into it, as gloo's all-reduce)
+        store._barrier()
+        start = time.perf_counter()
+        store.push(keys, work)
+        store.pull(keys, out=outs)
+        mx.nd.waitall()
+        if i >= args.warmup:
+            times.append(time.perf_counter() - start)
+    store._barrier()
+    leader_mark(leader, 'END')
+    expected = make_gradients(shapes[:1], 3.0)[0]
+    ok = bool(np.allclose(outs[0].asnumpy(), expected, rtol=1e-6))
+    print(json.dumps({'times': times, 'ok': ok}))
+
+
+def run_mxnet(shapes, args):
+    port = free_port()
+    env = {'DMLC_PS_ROOT_URI': '127.0.0.1', 'DMLC_PS_ROOT_PORT': str(port),
+           'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
+           'MXNET_KVSTORE_BIGARRAY_BOUND': '1000000', 'BENCH_SHAPES': json.dumps(shapes)}
+    python = args.mxnet_python
+    # (importing mxnet with DMLC_ROLE=server or scheduler runs that node until the job ends)
+    procs = [subprocess.Popen([python, '-c', 'import mxnet'],
+                              env=child_env(dict(env, DMLC_ROLE=role)), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for role in ('scheduler', 'server', 'server')]
+    common = ['--rounds', str(args.rounds), '--warmup', str(args.warmup)]
+    procs += [spawn(['--child', 'mx-worker'] + common,
+                    dict(env, DMLC_ROLE='worker', BENCH_LEADER=str(int(w == 0))), python=python)
+              for w in range(2)]
+    results, cpu = collect(procs[3:] + procs[:3], leader=procs[3])
+    if not all(r['ok'] for r in results[:2]):
+        raise RuntimeError('MXNet returned wrong sums')
+    a, b = results[0]['times'], results[1]['times']
+    return [max(x, y) for x, y in zip(a, b)], cpu
+
+
+def mxnet_missing(python):
+    """Why the MXNet row cannot run (None if it can)."""
+    if not python or not os.path.exists(python):
+        return ('no MXNet interpreter at %s (make a venv with `pip install mxnet==1.9.1 '
+                'numpy==1.23.5` and pass --mxnet-python)' % python)
+    probe = subprocess.run([python, '-c', 'import mxnet; print(mxnet.__version__)'],
+                           capture_output=True, text=True, env=child_env({}))
+    if probe.returncode != 0:
+        return '%s cannot import mxnet: %s' % (python, probe.stderr.strip()[-300:])
+    return None
 
 
 # ---- raw pyzmq echo ---------------------------------------------------------------------
@@ -355,23 +432,30 @@ def run_gloo(shapes, args):
 
 
 # ---- the HMAC alone -------------------------------------------------------------------------
-def hmac_micro(shapes, chunk_bytes):
+def hmac_micro(shapes, chunk_bytes, batch_bytes):
     """CPU seconds per round spent on tags in the whole job (2 workers, each message tagged
-    by its sender and checked by its receiver), and what tagging the array bytes would add."""
+    by its sender and checked by its receiver), and what tagging the array bytes would add.
+    ``batch_bytes``: how much one message carries (the transport decides, see dist.py)."""
     sys.path.insert(0, ROOT)
     from minigluon.kvstore import wire
+    from minigluon.kvstore.dist import batched
     from minigluon.kvstore.placement import plan
     from minigluon.kvstore.wire import Message
     secret = secrets.token_bytes(32)
     grads = make_gradients(shapes)
-    messages = []
+    pushes, pulls = [], []
     for key, g in enumerate(grads):
         flat = g.reshape(-1)
         for part in plan(key, flat.size, 4, 2, 1000000, chunk_bytes):
-            for cmd in ('push', 'pull', 'reply', 'reply'):   # and their replies
-                arrays = [flat[part.start:part.stop]] if cmd == 'push' else []
-                messages.append(Message(cmd, 'worker:0', seq=1, req=1, key=key, part=part.index,
-                                        arrays=arrays))
+            data = flat[part.start:part.stop]
+            pushes.append((part, key, {'n': 1}, data, data.nbytes))
+            pulls.append((part, key, {'n': 1}, None, data.nbytes, data))
+    messages = []
+    for cmd, items in (('push', pushes), ('pull', pulls)):
+        for _, msg, group in batched(cmd, items, lambda server: batch_bytes):
+            msg.src, msg.seq, msg.req = 'worker:0', 1, 1
+            arrays = [i[5] for i in group] if cmd == 'pull' else []
+            messages += [msg, Message('reply', 'server:0', seq=1, req=1, arrays=arrays)]
     headers = [wire.encode(secret, m)[1] for m in messages]
 
     def best(fn, repeat=7):
@@ -403,7 +487,7 @@ def profile_kvstore(shapes, args, chunk_bytes, out_dir):
         return ['py-spy', 'record', '--nonblocking', '--rate', '200', '--format', 'raw',
                 '-o', os.path.join(out_dir, name + '.txt'), '--'] + argv
 
-    run_kvstore(shapes, args, chunk_bytes, wrap)
+    run_kvstore(shapes, args, chunk_bytes, args.transport[0], wrap)
     print('py-spy profiles (collapsed stacks) in %s; where the Python time goes, start-up '
           'and imports left out:' % out_dir)
     for name in sorted(os.listdir(out_dir)):
@@ -435,6 +519,12 @@ def main():
                         help='jobs per row, interleaved with the other rows (the machine may '
                              'be shared: medians over all their rounds)')
     parser.add_argument('--chunk-bytes', type=int, nargs='+', default=[4 << 20])
+    parser.add_argument('--transport', nargs='+', default=['auto'],
+                        choices=['auto', 'shm', 'tcp'],
+                        help='MINIGLUON_PS_TRANSPORT of the kvstore jobs (one row each)')
+    parser.add_argument('--mxnet-python', default=MXNET_PYTHON,
+                        help='a Python with mxnet==1.9.1 for the ps-lite row')
+    parser.add_argument('--no-mxnet', action='store_true')
     parser.add_argument('--no-torch', action='store_true')
     parser.add_argument('--kvstore-only', action='store_true')
     parser.add_argument('--profile', metavar='DIR')
@@ -452,14 +542,23 @@ def main():
             return zmq_echo_client(args.port, args)
         if args.child == 'gloo':
             return gloo_child(args.rank, args.port, args)
+        if args.child == 'mx-worker':
+            return mxnet_worker(args)
         raise SystemExit('unknown child %r' % args.child)
 
     shapes = gradient_shapes()
     nbytes = sum(4 * _prod(s) for s in shapes)
     jobs = []   # (runner, names of the rows its time lists go to)
-    for chunk in args.chunk_bytes:
-        jobs.append((lambda chunk=chunk: run_kvstore(shapes, args, chunk),
-                     [_kv_row(chunk), _kv_row(chunk, bypassed=True)]))
+    for transport in args.transport:
+        for chunk in args.chunk_bytes:
+            jobs.append((lambda chunk=chunk, t=transport: run_kvstore(shapes, args, chunk, t),
+                         [_kv_row(chunk, transport), _kv_row(chunk, transport, bypassed=True)]))
+    if not args.kvstore_only and not args.no_mxnet:
+        why = mxnet_missing(args.mxnet_python)
+        if why:
+            print('no MXNet ps-lite row: %s' % why)
+        else:
+            jobs.append((lambda: run_mxnet(shapes, args), [PSLITE_ROW]))
     if not args.kvstore_only:
         jobs.append((lambda: run_zmq(shapes, args), ['raw pyzmq echo (DEALER/ROUTER)']))
         if not args.no_torch:
@@ -485,29 +584,36 @@ def main():
             rounds[names[0]] = rounds.get(names[0], 0) + sum(len(t) for t in row_times)
     median = {name: statistics.median(t) for name, t in times.items()}
     gloo = next((median[n] for n in times if 'gloo' in n), None)
+    pslite = median.get(PSLITE_ROW)
     print()
-    print('| %-34s | %9s | %9s | %9s | %12s |' % ('round', 'ms', 'MB/s', 'vs gloo',
-                                                  'CPU ms/round'))
-    print('|%s|%s:|%s:|%s:|%s:|' % ('-' * 36, '-' * 10, '-' * 10, '-' * 10, '-' * 13))
+    print('| %-40s | %7s | %6s | %10s | %7s | %12s |' % ('round', 'ms', 'MB/s', 'vs ps-lite',
+                                                        'vs gloo', 'CPU ms/round'))
+    print('|%s|%s:|%s:|%s:|%s:|%s:|' % ('-' * 42, '-' * 8, '-' * 7, '-' * 11, '-' * 8,
+                                        '-' * 13))
     for name in times:
-        print('| %-34s | %9.1f | %9.0f | %9s | %12s |'
+        print('| %-40s | %7.1f | %6.0f | %10s | %7s | %12s |'
               % (name, median[name] * 1e3, nbytes / 1e6 / median[name],
+                 '%.2f' % (median[name] / pslite) if pslite else '-',
                  '%.2f' % (median[name] / gloo) if gloo else '-',
                  '%.0f' % (cpu[name].sum() / rounds[name] * 1e3) if name in cpu else '"'))
     print()
-    for chunk in args.chunk_bytes:
-        on, off = times[_kv_row(chunk)], times[_kv_row(chunk, bypassed=True)]
+    for transport, chunk in [(t, c) for t in args.transport for c in args.chunk_bytes]:
+        on = times[_kv_row(chunk, transport)]
+        off = times[_kv_row(chunk, transport, bypassed=True)]
         # rounds go on, off, off, on, ...: the k-th of each mode are neighbours
         paired = statistics.median(a / b for a, b in zip(on, off))
-        print('authentication cost (chunk %s): %+.1f%% (median of %d neighbouring-round '
+        print('authentication cost (%s, chunk %s): %+.1f%% (median of %d neighbouring-round '
               'ratios; median round %.1f ms with the HMAC, %.1f ms without)'
-              % (_size(chunk), 100.0 * (paired - 1), len(on), statistics.median(on) * 1e3,
-                 statistics.median(off) * 1e3))
-        name = _kv_row(chunk)
+              % (transport, _size(chunk), 100.0 * (paired - 1), len(on),
+                 statistics.median(on) * 1e3, statistics.median(off) * 1e3))
+        name = _kv_row(chunk, transport)
         print('  CPU ms per round by process: workers %s, scheduler %.0f, servers %s'
               % _split(cpu[name] * 1e3 / rounds[name]))
-    micro = hmac_micro(shapes, args.chunk_bytes[0])
-    on = cpu[_kv_row(args.chunk_bytes[0])].sum() / rounds[_kv_row(args.chunk_bytes[0])]
+    from minigluon.kvstore.config import Config    # (its default ring: a quarter per message)
+    micro = hmac_micro(shapes, args.chunk_bytes[0],
+                       Config.shm_bytes // 4 if args.transport[0] != 'tcp' else args.chunk_bytes[0])
+    first = _kv_row(args.chunk_bytes[0], args.transport[0])
+    on = cpu[first].sum() / rounds[first]
     print('HMAC-SHA256 of every header of a round (%d messages, each tagged and checked): '
           '%.2f ms of CPU = %.2f%% of the CPU of a round; tagging the array bytes too would '
           'add %.0f ms of CPU per round'
@@ -517,10 +623,13 @@ def main():
         profile_kvstore(shapes, args, args.chunk_bytes[0], args.profile)
 
 
-def _kv_row(chunk, bypassed=False):
+PSLITE_ROW = 'MXNet 1.9.1 dist_sync (ps-lite)'
+
+
+def _kv_row(chunk, transport, bypassed=False):
     if bypassed:
-        return '  same job, HMAC bypassed (%s)' % _size(chunk)
-    return 'kvstore push+pull, chunk %s' % _size(chunk)
+        return '  same job, HMAC bypassed (%s, %s)' % (transport, _size(chunk))
+    return 'kvstore push+pull, %s, chunk %s' % (transport, _size(chunk))
 
 
 def _split(per_process):

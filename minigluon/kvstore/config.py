@@ -15,6 +15,11 @@ SECRET_FILE_ENV = 'MINIGLUON_PS_SECRET_FILE'
 # Above 0, a dead worker does not stop the job: the scheduler waits this many seconds
 # for a replacement with its rank (the launcher's --max-restarts sets it).
 RECOVERY_TIMEOUT_ENV = 'PS_WORKER_RECOVERY_TIMEOUT'
+# How arrays travel between two processes of one host (shm.py): 'auto' uses shared
+# memory when the peer is on this host and in this network namespace, 'shm' whenever
+# the peer can map it, 'tcp' never.
+TRANSPORT_ENV = 'MINIGLUON_PS_TRANSPORT'
+TRANSPORTS = ('auto', 'shm', 'tcp')
 
 
 class ConfigError(MXNetError):
@@ -125,6 +130,8 @@ class Config:
     connect_timeout: float = 60.0        # seconds to wait for the whole cluster
     wait_timeout: float = 600.0          # seconds any other blocking wait may take
     recovery_timeout: float = 0.0        # seconds to wait for a dead worker's replacement
+    transport: str = 'auto'              # MINIGLUON_PS_TRANSPORT
+    shm_bytes: int = 128 << 20           # each shared-memory ring (sparse: used pages only)
 
     @classmethod
     def from_env(cls, env=None, role=None):
@@ -169,7 +176,12 @@ class Config:
             connect_timeout=_float(env, 'MINIGLUON_PS_CONNECT_TIMEOUT', 60.0),
             wait_timeout=_float(env, 'MINIGLUON_PS_WAIT_TIMEOUT', 600.0),
             recovery_timeout=_seconds(env, RECOVERY_TIMEOUT_ENV, 0.0),
+            transport=_get(env, TRANSPORT_ENV, 'auto'),
+            shm_bytes=_int(env, 'MINIGLUON_PS_SHM_BYTES', 128 << 20, minimum=1 << 20),
         )
+        if cfg.transport not in TRANSPORTS:
+            raise ConfigError('environment variable %s=%r must be one of %s'
+                              % (TRANSPORT_ENV, cfg.transport, ', '.join(TRANSPORTS)))
         if cfg.root_port > 65535:
             raise ConfigError('environment variable DMLC_PS_ROOT_PORT=%r is not a valid port'
                               % env.get('DMLC_PS_ROOT_PORT'))

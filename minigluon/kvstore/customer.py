@@ -54,11 +54,12 @@ class Customer:
         self._open = {}               # request id -> its ticket (written by both threads)
         self._detached_errors = []
 
-    def new_request(self, requests, what, detached=False, on_done=None):
+    def new_request(self, requests, what, detached=False, on_done=None, copy_arrays=False):
         """Send each ``(destination, Message)`` of ``requests``; returns their ticket.
 
         ``on_done(ticket)``, when given, runs on the I/O thread once every response is
         in, before ``wait`` returns (e.g. to write a pulled value out where it goes).
+        ``copy_arrays``: the arrays are the caller's, who may change them at once.
         """
         requests = list(requests)
         ticket = Ticket(what, len(requests), detached, on_done)
@@ -67,7 +68,7 @@ class Customer:
             ticket.unanswered[msg.req] = (slot, dest)
             self._open[msg.req] = ticket
         for dest, msg in requests:
-            self._van.send(dest, msg)
+            self._van.send(dest, msg, copy_arrays)
         return ticket
 
     def on_response(self, msg):

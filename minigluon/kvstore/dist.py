@@ -38,6 +38,89 @@ from .wire import Message, encode_key
 from .worker import WorkerNode
 
 _KeyMeta = namedtuple('_KeyMeta', 'shape dtype parts')
+_BATCH_HEADER_BYTES = 32 * 1024  # (what the keys of a batch may add to its header, roughly)
+
+
+def batched(cmd, items, limit):
+    """Messages for ``items`` = [(part, key, body, array or None, bytes, ...)]:
+    consecutive items for one server share a message while their arrays (or the
+    arrays of the reply) fit in ``limit(server)`` bytes; a bigger part goes alone. Returns
+    [(destination, Message, items of it)] in order for every server."""
+    open_batches, out = {}, []
+
+    def flush(server):
+        batch = open_batches.pop(server)
+        group = batch[0]
+        if len(group) == 1:
+            part, key, body, array = group[0][:4]
+            msg = Message(cmd, '', key=key, part=part.index, body=body,
+                          arrays=[] if array is None else [array])
+        else:
+            msg = Message(cmd, '', body={'items': [[encode_key(i[1]), i[0].index, i[2]]
+                                                   for i in group]},
+                          arrays=[i[3] for i in group if i[3] is not None])
+        out[batch[3]] = ('server:%d' % server, msg, group)
+
+    for item in items:
+        part, key, nbytes = item[0], item[1], item[4]
+        header = len(key) + 64 if isinstance(key, str) else 64
+        batch = open_batches.get(part.server)
+        if batch is not None and (batch[1] + nbytes > limit(part.server) or
+                                  batch[2] + header > _BATCH_HEADER_BYTES):
+            flush(part.server)
+            batch = None
+        if batch is None:
+            batch = open_batches[part.server] = [[], 0, 0, len(out)]
+            out.append(None)
+        batch[0].append(item)
+        batch[1] += nbytes
+        batch[2] += header
+    for server in list(open_batches):
+        flush(server)
+    return out
+
+
+def _pull_what(items):
+    """What a pull of ``items`` is, for errors."""
+    return 'pull of key %s' % ', '.join(sorted(set(repr(i[1]) for i in items)))
+
+
+def _write_parts(items, reply):
+    """Write the arrays of a pull's ``reply`` to where its ``items`` go."""
+    if len(reply.arrays) != len(items):
+        raise MXNetError('kvstore: malformed pull reply (%d arrays for %d parts)'
+                         % (len(reply.arrays), len(items)))
+    for item, array in zip(items, reply.arrays):
+        item[5].write(item[0], array)
+
+
+class _PullTarget:
+    """Where the parts of one pulled key go: straight into the first output when it is a
+    host array (one copy of the whole gradient set per round instead of two)."""
+
+    def __init__(self, key, meta, outs):
+        self.key, self.meta, self.outs = key, meta, outs
+        first = outs[0]._data
+        self.direct = (isinstance(first, np.ndarray) and first.dtype == meta.dtype and
+                       first.flags.c_contiguous)
+        if self.direct:
+            check_inplace_target(outs[0])
+        self.flat = first.reshape(-1) if self.direct else \
+            np.empty(int(np.prod(meta.shape, dtype=np.int64)), meta.dtype)
+
+    def write(self, part, array):
+        """Copy one part of the value into place."""
+        if array.size != part.stop - part.start:
+            raise MXNetError('kvstore: malformed pull reply for key %r part %d'
+                             % (self.key, part.index))
+        self.flat[part.start:part.stop] = array.reshape(-1)
+
+    def finish(self):
+        """Every part is in: fill the other outputs."""
+        value = self.outs[0] if self.direct else \
+            NDArray(self.flat.reshape(self.meta.shape), cpu(0))
+        for o in self.outs[1:] if self.direct else self.outs:
+            value.copyto(o)
 
 
 class DistKVStore(KVStoreBase):
@@ -123,6 +206,9 @@ class DistKVStore(KVStoreBase):
                              'first' % (key, key))
         return meta
 
+    def _batch_bytes(self, server):
+        return self._node.van.batch_bytes('server:%d' % server)
+
     def _to_every_server(self, make_message, what):
         """Send one message to each server and wait for their responses."""
         servers = self._node.servers
@@ -172,9 +258,12 @@ class DistKVStore(KVStoreBase):
             self._pushes.setdefault(k, held[k])  # (unless resume() placed it already)
 
     def _merged_host_value(self, values):
-        """Sum this worker's per-device values into a fresh host array."""
+        """Sum this worker's per-device values on the host: a fresh array, or the value's
+        own memory when it is a single host array (the van copies what it sends)."""
         if self._on_device and len(values) > 1:
             return sum_on(values, values[0].context).asnumpy()
+        if len(values) == 1 and isinstance(values[0]._data, np.ndarray):
+            return values[0]._data
         total = values[0].asnumpy()
         for v in values[1:]:
             total += v.asnumpy()
@@ -190,11 +279,13 @@ class DistKVStore(KVStoreBase):
         sends in ``step`` (a new batch size or learning rate) is the one the round uses."""
         self._check_usable()
         self._customer.raise_detached_errors()
-        requests, keys = [], []
+        items, keys, borrowed = [], [], False
         for k, values in pair_up(key, value):
             meta = self._meta(k)
             check_shapes(k, values, meta.shape, 'push')
             flat = self._merged_host_value(values).astype(meta.dtype, copy=False).reshape(-1)
+            # the caller may change its arrays as soon as push returns
+            borrowed = borrowed or np.may_share_memory(flat, values[0]._data)
             keys.append(k)
             number = self._pushes[k] + keys.count(k) - 1  # (a key twice in one call)
             for part in meta.parts:
@@ -203,13 +294,12 @@ class DistKVStore(KVStoreBase):
                     data, body = self._compressor.encode(k, flat, part.start, part.stop)
                 if hold:
                     body = dict(body, hold=True)
-                requests.append(('server:%d' % part.server,
-                                 Message('push', '', key=k, part=part.index,
-                                         body=dict(body, n=number), arrays=[data])))
+                items.append((part, k, dict(body, n=number), data, data.nbytes))
         for k in keys:
             self._pushes[k] += 1
+        requests = [(dest, msg) for dest, msg, _ in batched('push', items, self._batch_bytes)]
         self._customer.new_request(requests, 'push of key %s' % ', '.join(map(repr, keys)),
-                                   detached=True)
+                                   detached=True, copy_arrays=borrowed)
 
     def _release(self):
         """From worker 0's ``Trainer.step``, after its pushes and optimizer: the rounds of
@@ -223,62 +313,53 @@ class DistKVStore(KVStoreBase):
         self._check_usable()
         if out is None:
             raise MXNetError('kvstore.pull needs out=NDArray (or a list of them)')
-        jobs = []
+        items, targets = self._pull_items(key, out)
+        # items for one server share messages (their replies come as one)
+        batches = batched('pull', items, self._batch_bytes)
+        tickets = [(group, self._customer.new_request([(dest, msg)], _pull_what(group)))
+                   for dest, msg, group in batches]
+        for group, ticket in tickets:  # each part is written out as soon as it is here
+            _write_parts(group, self._customer.wait(ticket)[0])
+        for target in targets:
+            target.finish()
+
+    def _pull_items(self, key, out):
+        """The items of a pull of ``key`` into ``out`` (see ``batched``), and their targets."""
+        items, targets = [], []
         for k, outs in pair_up(key, out, what='out'):
             meta = self._meta(k)
             check_shapes(k, outs, meta.shape, 'pull')
-            ticket = self._customer.new_request(self._pull_requests(k, meta),
-                                                'pull of key %r' % (k,))
-            jobs.append((k, meta, outs, ticket))
-        for k, meta, outs, ticket in jobs:  # each key is written out as soon as it is here
-            self._write_pulled(k, meta, outs, self._customer.wait(ticket))
-
-    def _pull_requests(self, k, meta):
-        body = {'n': self._pushes[k]}  # the value after that many rounds
-        return [('server:%d' % part.server, Message('pull', '', key=k, part=part.index,
-                                                    body=body))
-                for part in meta.parts]
+            body = {'n': self._pushes[k]}  # the value after that many rounds
+            target = _PullTarget(k, meta, outs)
+            targets.append(target)
+            items += [(part, k, body, None, (part.stop - part.start) * meta.dtype.itemsize,
+                       target) for part in meta.parts]
+        return items, targets
 
     def _pull_async(self, key, out, priority=0):
-        """Start pulling one key into ``out``; the I/O thread writes the value out as it
+        """Start pulling ``key`` into ``out``; the I/O thread writes the value out as it
         arrives, and the returned ``Pending``'s ``wait()`` returns once it has (raising
         what went wrong). ``out`` must not be used until then."""
         self._check_usable()
-        (k, outs), = pair_up(key, out, what='out')
-        meta = self._meta(k)
-        check_shapes(k, outs, meta.shape, 'pull')
+        items, targets = self._pull_items(key, out)
+        batches = batched('pull', items, self._batch_bytes)
         pending = _PendingPull(self._customer)
 
         def write(ticket):  # on the I/O thread, which must survive whatever happens here
             try:
                 if ticket.first_error() is None:
-                    self._write_pulled(k, meta, outs, ticket.responses)
+                    for (_, _, group), reply in zip(batches, ticket.responses):
+                        _write_parts(group, reply)
+                    for target in targets:
+                        target.finish()
             except Exception as exc:  # pylint: disable=broad-except
                 pending.error = exc
-        pending.ticket = self._customer.new_request(self._pull_requests(k, meta),
-                                                    'pull of key %r' % (k,), on_done=write)
+            for reply in ticket.responses:  # (views of shared memory: let them go)
+                if reply is not None:
+                    reply.arrays = []
+        pending.ticket = self._customer.new_request(
+            [(dest, msg) for dest, msg, _ in batches], _pull_what(items), on_done=write)
         return pending
-
-    @staticmethod
-    def _write_pulled(k, meta, outs, replies):
-        for part, reply in zip(meta.parts, replies):
-            if len(reply.arrays) != 1 or reply.arrays[0].size != part.stop - part.start:
-                raise MXNetError('kvstore: malformed pull reply for key %r part %d'
-                                 % (k, part.index))
-        # the parts go straight into the first output when it is a host array
-        # (one copy of the whole gradient set per round instead of two)
-        first = outs[0]._data
-        direct = (isinstance(first, np.ndarray) and first.dtype == meta.dtype and
-                  first.flags.c_contiguous)
-        if direct:
-            check_inplace_target(outs[0])
-        flat = first.reshape(-1) if direct else \
-            np.empty(int(np.prod(meta.shape, dtype=np.int64)), meta.dtype)
-        for part, reply in zip(meta.parts, replies):
-            flat[part.start:part.stop] = reply.arrays[0].reshape(-1)
-        value = outs[0] if direct else NDArray(flat.reshape(meta.shape), cpu(0))
-        for o in outs[1:] if direct else outs:
-            value.copyto(o)
 
     def allreduce(self, key, value, out=None, average=False):
         """Sum ``value`` over every device of every worker into ``out`` (minigluon extension).

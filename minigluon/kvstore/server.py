@@ -12,6 +12,10 @@ Allreduce keys (plain: summed, never optimised) run in rounds in both modes.
 The optimizer arrives as a registry name + JSON hyper-parameters and runs the same
 update functions as a single process does.
 
+A worker sends the small parts it pushes or pulls from one server together, in one
+message of several items (``body['items']``); each item is handled as a message of its
+own would be, and the batch is answered once, when every item has its answer.
+
 When the job allows a dead worker to be replaced (``PS_WORKER_RECOVERY_TIMEOUT``),
 its replacement is the same rank under a new name ('worker:1.1'). The first message
 from it drops what the dead one left unfinished (its pushes to open rounds, its
@@ -31,7 +35,7 @@ from ..optimizer import SGD, Optimizer, Updater
 from . import compression
 from .node import Node, node_name, parse_name
 from .van import log
-from .wire import Message
+from .wire import Message, WireError, decode_key
 
 
 def _index(key, part):
@@ -59,11 +63,33 @@ class _Slot:
         self.released = 0             # rounds below this may be applied (worker 0's word)
 
 
-def _sum_by_rank(values):
-    """The sum of {rank: array}, in rank order (the same bits whatever the arrival order);
-    a single value is handed over as it is."""
+class _Batch:
+    """The answers to a message of several items, sent together when all are in."""
+    __slots__ = ('src', 'req', 'err', 'arrays', 'left')
+
+    def __init__(self, src, req, count):
+        self.src, self.req, self.err = src, req, None
+        self.arrays, self.left = [None] * count, count
+
+
+class _Item:
+    """The request id of one item of a batch: where its answer goes."""
+    __slots__ = ('batch', 'index', 'answered')
+
+    def __init__(self, batch, index):
+        self.batch, self.index, self.answered = batch, index, False
+
+
+def _sum_by_rank(values, alloc):
+    """The sum of {rank: array}, in rank order (the same bits whatever the arrival order),
+    in a fresh array from ``alloc(shape, dtype)`` (a pushed one may be a view of a
+    sender's shared memory)."""
     arrays = [values[rank] for rank in sorted(values)]
-    total = arrays[0] if len(arrays) == 1 else arrays[0] + arrays[1]
+    total = alloc(arrays[0].shape, arrays[0].dtype)
+    if len(arrays) == 1:
+        np.copyto(total, arrays[0])
+    else:
+        np.add(arrays[0], arrays[1], out=total)
     for value in arrays[2:]:
         total += value
     return total
@@ -84,6 +110,7 @@ class Server(Node):
         self.keep_previous = cfg.recovery_timeout > 0
         self.done = threading.Event()
         self.exit_code = None
+        self.van.share_values()   # the values workers pull: written once, read by each
         self._handlers.update({'init': self._on_init, 'push': self._on_push,
                                'pull': self._on_pull, 'release': self._on_release,
                                'set_optimizer': self._on_set_optimizer,
@@ -116,8 +143,49 @@ class Server(Node):
 
     # ---- helpers -----------------------------------------------------------------------
     def _reply(self, msg, err=None, arrays=(), body=None):
-        self.van.send(msg.src, Message('reply', '', req=msg.req, key=msg.key, part=msg.part,
-                                       err=err, arrays=arrays, body=body))
+        self._answer(msg.src, msg.req, msg.key, msg.part, err, arrays, body)
+
+    def _answer(self, src, req, key, part, err=None, arrays=(), body=None):
+        """Answer a request, or one item of a batch (sent once every item is answered)."""
+        if not isinstance(req, _Item):
+            self.van.send(src, Message('reply', '', req=req, key=key, part=part, err=err,
+                                       arrays=arrays, body=body))
+            return
+        if req.answered:
+            return
+        req.answered = True
+        batch = req.batch
+        batch.err = batch.err or err
+        batch.arrays[req.index] = arrays[0] if arrays else None
+        batch.left -= 1
+        if not batch.left:
+            arrays = [] if batch.err or any(a is None for a in batch.arrays) else batch.arrays
+            self.van.send(batch.src, Message('reply', '', req=batch.req, err=batch.err,
+                                             arrays=arrays))
+
+    def _on_batch(self, msg, handle):
+        """Hand each item of a batch to ``handle`` as a message of its own."""
+        items = (msg.body or {}).get('items')
+        arrays = msg.cmd == 'push'
+        if not isinstance(items, list) or not items or \
+                len(msg.arrays) != (len(items) if arrays else 0):
+            self._reply(msg, err='malformed batch of %s from %s' % (msg.cmd, msg.src))
+            return
+        batch, parts = _Batch(msg.src, msg.req, len(items)), []
+        try:
+            for i, item in enumerate(items):
+                if not (isinstance(item, list) and len(item) == 3 and
+                        type(item[1]) is int and isinstance(item[2], dict)):
+                    raise WireError('bad item %r' % (item,))
+                parts.append(Message(msg.cmd, msg.src, msg.seq, _Item(batch, i),
+                                     decode_key(item[0]), item[1], item[2],
+                                     arrays=[msg.arrays[i]] if arrays else []))
+        except WireError as exc:
+            self._reply(msg, err='malformed batch of %s from %s: %s' % (msg.cmd, msg.src, exc))
+            return
+        del msg  # (its arrays live as long as the items that hold them)
+        for part in parts:
+            handle(part)
 
     @staticmethod
     def _rank(msg):
@@ -244,6 +312,9 @@ class Server(Node):
         return data.reshape(slot.stored.shape).astype(slot.stored.dtype, copy=False)
 
     def _on_push(self, msg):
+        if msg.key is None and msg.body and 'items' in msg.body:
+            self._on_batch(msg, self._on_push)
+            return
         slot = self._slot(msg)
         if slot is None:
             return
@@ -293,7 +364,7 @@ class Server(Node):
             if self.awaited:
                 self._note_resumed()
             before = slot.stored
-            self._apply(key, part, slot, _sum_by_rank(values))
+            self._apply(key, part, slot, _sum_by_rank(values, self._new_value))
             if self.keep_previous:
                 slot.previous = before
             slot.round += 1
@@ -305,7 +376,7 @@ class Server(Node):
             opened = [a for a in slot.early_acks if a[0] == slot.round]
             slot.early_acks = [a for a in slot.early_acks if a[0] != slot.round]
             for _, src, req in opened:
-                self.van.send(src, Message('reply', '', req=req, key=key, part=part))
+                self._answer(src, req, key, part)
 
     def _on_release(self, msg):
         """Worker 0 is in ``Trainer.step``: the optimizer it sent before this message is
@@ -327,11 +398,20 @@ class Server(Node):
         if index not in opt.lr_mult:  # per-parameter multipliers, shipped by set_optimizer
             opt.lr_mult[index], opt.wd_mult[index] = self.mults.get(key, (1.0, 1.0))
         ctx = cpu(0)
-        weight = slot.stored.copy()
+        weight = self._new_value(slot.stored.shape, slot.stored.dtype)
+        weight[...] = slot.stored
         self.updater(index, NDArray(np.asarray(value), ctx), NDArray(weight, ctx))
         slot.stored = weight
 
+    def _new_value(self, shape, dtype):
+        """An array for a new stored value: in the store the workers read, when there is room."""
+        value = self.van.shared_array(shape, dtype)
+        return np.empty(shape, dtype) if value is None else value
+
     def _on_pull(self, msg):
+        if msg.key is None and msg.body and 'items' in msg.body:
+            self._on_batch(msg, self._on_pull)
+            return
         slot = self._slot(msg)
         if slot is None:
             return
@@ -352,7 +432,7 @@ class Server(Node):
         if slot.round == rounds + 1 and slot.previous is not None:
             value = slot.previous
         # no copy: a stored array is replaced, never changed (see _apply)
-        self.van.send(src, Message('reply', '', req=req, key=key, part=part, arrays=[value]))
+        self._answer(src, req, key, part, arrays=[value])
 
     def _check_waits(self):
         """Pulls cannot wait forever: report which workers never pushed."""
@@ -368,8 +448,7 @@ class Server(Node):
                 err = ('%s: round %d of key %r (part %d) waited %.0f s for %s'
                        % (self.van.name, slot.round, key, part, now - slot.round_started, what))
                 for src, req, _ in slot.pulls:
-                    self.van.send(src, Message('reply', '', req=req, key=key, part=part,
-                                               err=err))
+                    self._answer(src, req, key, part, err=err)
                 slot.pulls = []
 
     # ---- optimizer and its states --------------------------------------------------------

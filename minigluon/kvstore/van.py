@@ -7,7 +7,8 @@ authenticates and validates every incoming frame set (dropping and logging bad o
 duplicates and replays, acknowledges when ``PS_RESEND`` is on and re-sends what was
 not acknowledged in time (delivering each sender's messages in the order sent), and
 calls the node's handler and timers. Handlers therefore run on the I/O
-thread and never need locks among themselves.
+thread and never need locks among themselves. Arrays for a peer on the same host go
+through shared memory (shm.py), only their header through the socket.
 """
 import collections
 import logging
@@ -20,7 +21,7 @@ import time
 import zmq
 
 from ..network import address_towards, interface_address
-from . import wire
+from . import shm, wire
 
 log = logging.getLogger('minigluon.kvstore')
 
@@ -78,7 +79,10 @@ class Van:
         self.on_failure = on_failure
         self._ctx = zmq.Context()
         self._secret = cfg.secret
-        self._max_msg = cfg.chunk_bytes + (1 << 20)
+        self._transport = cfg.transport if shm.available() else 'tcp'
+        # (a batch meant for shared memory may have to come in frames when the ring is full)
+        self._max_msg = max(cfg.chunk_bytes, _shm_batch(cfg) if self._transport != 'tcp' else 0) \
+            + (1 << 20)
         self._router = None
         self.endpoint = None
         if bind is not None:
@@ -115,6 +119,14 @@ class Van:
         self._stop = False
         self._thread = threading.Thread(target=self._run, name='kvstore-van', daemon=True)
         self._rejected = 0
+        if cfg.transport == 'shm' and self._transport == 'tcp':
+            log.warning('%s: MINIGLUON_PS_TRANSPORT=shm, but this platform has no memfd or '
+                        '/proc: arrays go over TCP', name)
+        self._rings = {}         # channel -> our shm.Ring towards it (False: refused)
+        self._mapped = {}        # peer name -> shm.Mapping of the ring it offered us
+        self._store = None       # shm.Store of values several peers read (servers)
+        self._stores = {}        # peer name -> shm.StoreMapping of the store it offered us
+        self._shares_values = False
 
     def _socket(self, kind):
         sock = self._ctx.socket(kind)
@@ -137,16 +149,57 @@ class Van:
         touches them: called there (a handler replying), the message goes out at
         once; called from another thread, it is queued and the I/O thread woken. The
         I/O thread fills in the sender and numbers the message in the order it goes
-        out. Arrays go out zero-copy: the caller must not modify them until
-        delivered, unless ``copy_arrays`` (always done when re-sending is on, since a
-        resend may happen much later).
+        out. Arrays for a peer that mapped our ring are copied into it at once;
+        others go out zero-copy: the caller must not modify them until delivered,
+        unless ``copy_arrays`` (always done when re-sending is on, since a resend may
+        happen much later).
         """
+        if msg.arrays:
+            self._place(dest, msg)
         if copy_arrays or self.cfg.resend:
-            msg.arrays = [a.copy() for a in msg.arrays]
+            refs = msg.shm or [None] * len(msg.arrays)
+            msg.arrays = [a if ref else a.copy() for a, ref in zip(msg.arrays, refs)]
         if threading.current_thread() is self._thread:
             self._transmit(dest, msg)
         else:
             self._post(('send', dest, msg))
+
+    def share_values(self):
+        """Values this node sends to several peers (a server's) go out by reference
+        from a store in shared memory when ``shared_array`` made them."""
+        self._shares_values = True
+
+    def shared_array(self, shape, dtype):
+        """An array in the store, for a value written once and then only sent (the I/O
+        thread's); None when there is none or it is full."""
+        return self._store.alloc(shape, dtype) if self._store is not None else None
+
+    def _place(self, dest, msg):
+        """Put the big arrays of ``msg`` into our ring towards ``dest``, if it has one."""
+        channel = self._channel.get(dest, dest)
+        ring = self._rings.get(channel)
+        if not ring or not ring.ready:
+            return
+        refs = [None] * len(msg.arrays)
+        for i, a in enumerate(msg.arrays):
+            if a.nbytes < shm.MIN_BYTES:
+                continue
+            if ring.store_ok:
+                refs[i] = self._store.ref(a, channel)
+                if refs[i] is not None:
+                    continue
+            placed = ring.place(a)
+            if placed is not None:
+                msg.arrays[i], refs[i] = placed
+        if any(refs):
+            msg.shm = refs
+
+    def batch_bytes(self, dest):
+        """How many bytes of arrays one message to or from ``dest`` may carry: more when
+        they go through shared memory (MINIGLUON_PS_CHUNK_BYTES otherwise)."""
+        ring = self._rings.get(self._channel.get(dest, dest))
+        return max(ring.batch_bytes, self.cfg.chunk_bytes) if ring and ring.ready \
+            else self.cfg.chunk_bytes
 
     def call_soon(self, fn):
         """Run ``fn()`` on the I/O thread."""
@@ -163,6 +216,9 @@ class Van:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
         self._ctx.destroy(linger=0)
+        for ring in self._rings.values():
+            if ring:
+                ring.close_fd()
         if not self._thread.is_alive() and self._wake_tx is not None:
             wake_tx, self._wake_tx = self._wake_tx, None
             os.close(wake_tx)
@@ -200,6 +256,13 @@ class Van:
         for peer in (name, channel):
             self._routes.pop(peer, None)
             self._inboxes.pop(peer, None)
+            self._mapped.pop(peer, None)
+            self._stores.pop(peer, None)
+        if self._store is not None:
+            self._store.forget(channel)
+        ring = self._rings.pop(channel, None)
+        if ring:
+            ring.close_fd()
         self._last_seq.pop(channel, None)
         for entry in [e for e in self._unacked if e[0] == channel]:
             del self._unacked[entry]
@@ -210,18 +273,84 @@ class Van:
         self.name = name
         self._last_seq.clear()
         self._unacked.clear()
+        self._rings.clear()  # (offered under the old name: peers know it by that one)
 
     def _transmit(self, dest, msg):
         # numbered here, on the I/O thread, so numbers follow the order on the socket
         channel = self._channel.get(dest, dest)
+        if channel not in self._rings and self._transport != 'tcp' and \
+                any(a.nbytes >= shm.MIN_BYTES for a in msg.arrays):
+            self._offer(dest, channel)
         msg.src = self.name
         msg.seq = self._last_seq[channel] = self._last_seq.get(channel, 0) + 1
+        for ref in msg.shm or ():
+            if ref is not None and len(ref) == 3:   # a value of the store, not a copy
+                self._store.sent(ref, channel, msg.seq)
         frames = wire.encode(self._secret, msg)
         if self.cfg.verbose >= 2:
             log.info('%s -> %s: %r', self.name, dest, msg)
         if self.cfg.resend:
             self._unacked[channel, msg.seq] = [dest, frames, time.monotonic()]
         self._write(dest, frames)
+
+    def _offer(self, dest, channel):
+        """Offer ``dest`` a ring for the arrays we send it; used once it says it mapped it."""
+        try:
+            ring = shm.Ring(self.cfg.shm_bytes)
+        except OSError as exc:
+            log.warning('%s: no shared memory (%s); arrays go over TCP', self.name, exc)
+            self._rings[channel] = False
+            return
+        self._rings[channel] = ring
+        body = {'offer': ring.offer()}
+        if self._shares_values:
+            if self._store is None:
+                try:
+                    self._store = shm.Store(self.cfg.shm_bytes)
+                except OSError as exc:
+                    log.warning('%s: no shared store (%s)', self.name, exc)
+                    self._shares_values = False
+            if self._store is not None:
+                body['store'] = self._store.offer(channel)
+        self._transmit(dest, wire.Message('transport', '', body=body))
+
+    def _on_transport(self, sock, msg):
+        body = msg.body or {}
+        if 'offer' in body:
+            reason = None
+            if self._transport == 'tcp':
+                reason = 'MINIGLUON_PS_TRANSPORT=tcp (or no shared memory) at %s' % self.name
+            else:
+                other_hosts = self._transport == 'shm'
+                try:
+                    self._mapped[msg.src] = shm.Mapping(body['offer'], other_hosts)
+                    if isinstance(body.get('store'), dict):
+                        self._stores[msg.src] = shm.StoreMapping(body['store'], other_hosts)
+                except (OSError, ValueError) as exc:
+                    self._mapped.pop(msg.src, None)
+                    reason = '%s cannot use it: %s' % (self.name, exc)
+            self._transmit(msg.src, wire.Message('transport', '', body={
+                'accept': reason is None, 'reason': reason, 'max_bytes': self._max_msg,
+                'store': msg.src in self._stores}))
+            return
+        peer = self._peer_of.get(sock, msg.src)
+        channel = self._channel.get(peer, peer)
+        ring = self._rings.get(channel)
+        if not ring or ring.ready or ring.fd is None:
+            return  # not an answer to an open offer of ours
+        ring.close_fd()
+        if body.get('accept') is True and type(body.get('max_bytes')) is int:
+            ring.batch_bytes = min(self._max_msg, body['max_bytes']) - (1 << 20)
+            ring.store_ok = self._store is not None and body.get('store') is True
+            ring.ready = True
+        else:
+            self._rings[channel] = False
+        if self.cfg.verbose or (self._transport == 'shm' and not ring.ready):
+            log.log(logging.INFO if ring.ready else logging.WARNING,
+                    '%s: arrays to %s go through %s%s', self.name, peer,
+                    ('shared memory' + (', pulled values by reference' if ring.store_ok else ''))
+                    if ring.ready else 'TCP',
+                    '' if ring.ready else ' (%s)' % body.get('reason'))
 
     def _write(self, dest, frames):
         route = self._routes.get(dest)
@@ -313,16 +442,18 @@ class Van:
             self._receive(sock, rid, frames)
 
     def _receive(self, sock, rid, frames):
+        if self.cfg.drop_msg and random.random() * 100 < self.cfg.drop_msg:
+            return  # PS_DROP_MSG: simulate a lossy network (before a region is ever viewed)
         try:
-            msg = wire.decode(self._secret, frames)
+            msg = wire.decode(self._secret, frames, self._shm_view)
         except wire.WireError as exc:
+            if self.cfg.resend and shm.STALE in str(exc):
+                return  # a duplicate (its region was released when the first copy was used)
             self._rejected += 1
             if self._rejected <= 10 or self.cfg.verbose:
                 log.warning('%s: dropped a malformed or unauthenticated message: %s',
                             self.name, exc)
             return
-        if self.cfg.drop_msg and random.random() * 100 < self.cfg.drop_msg:
-            return  # PS_DROP_MSG: simulate a lossy network
         if rid is not None and (msg.src not in self._routes or
                                 self._routes[msg.src][0] is self._router):
             self._routes[msg.src] = (sock, rid)
@@ -338,6 +469,12 @@ class Van:
         for ready in inbox.accept(msg, wait_for_gaps=self.cfg.resend):
             if self.cfg.verbose >= 2:
                 log.info('%s <- %s: %r', self.name, ready.src, ready)
+            if ready.cmd == 'transport':  # between the two vans: the node never sees it
+                self._on_transport(sock, ready)
+                continue
+            store = self._stores.get(ready.src)
+            if store is not None:
+                store.delivered(ready.seq)
             try:
                 self.on_message(ready)
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -345,6 +482,17 @@ class Van:
                 # dropped and logged like any malformed frame; the node carries on
                 log.warning('%s: dropped %r from %s that its handler could not use: %s: %s',
                             self.name, ready.cmd, ready.src, type(exc).__name__, exc)
+
+    def _shm_view(self, src, seq, ref, dtype, shape, nbytes):
+        mapping = (self._stores if isinstance(ref, list) and len(ref) == 3
+                   else self._mapped).get(src)
+        if mapping is None:
+            raise ValueError('%s sent an array in shared memory it never offered' % src)
+        return mapping.view(ref, dtype, shape, nbytes, seq)
+
+
+def _shm_batch(cfg):
+    return cfg.shm_bytes // 4
 
 
 def _bracket(host):

@@ -20,7 +20,7 @@ DTYPES = frozenset(['float16', 'float32', 'float64', 'int8', 'int32', 'int64', '
 COMMANDS = frozenset([
     'register', 'book', 'heartbeat', 'heartbeat_ack', 'barrier', 'barrier_done', 'dead',
     'abort', 'finish', 'terminate', 'init', 'push', 'pull', 'release', 'reply',
-    'set_optimizer', 'get_optimizer', 'save_states', 'load_states', 'ack',
+    'set_optimizer', 'get_optimizer', 'save_states', 'load_states', 'ack', 'transport',
 ])
 _TAG_BYTES = 32
 
@@ -31,13 +31,14 @@ class WireError(ValueError):
 
 class Message:
     """A decoded message: header fields as attributes, arrays as numpy views."""
-    __slots__ = ('cmd', 'src', 'seq', 'req', 'key', 'part', 'body', 'err', 'arrays')
+    __slots__ = ('cmd', 'src', 'seq', 'req', 'key', 'part', 'body', 'err', 'arrays', 'shm')
 
     def __init__(self, cmd, src, seq=0, req=None, key=None, part=None, body=None, err=None,
-                 arrays=()):
+                 arrays=(), shm=None):
         self.cmd, self.src, self.seq, self.req = cmd, src, seq, req
         self.key, self.part, self.body, self.err = key, part, body, err
         self.arrays = list(arrays)
+        self.shm = shm  # per array: its place in shared memory (shm.py), or None: a frame
 
     def __repr__(self):
         arrays = ','.join('%s%s' % (a.dtype, list(a.shape)) for a in self.arrays)
@@ -51,7 +52,8 @@ def encode_key(key):
     return None if key is None else (['i', key] if isinstance(key, int) else ['s', key])
 
 
-def _decode_key(raw):
+def decode_key(raw):
+    """A key from its header form (``encode_key``); WireError if it is not one."""
     if raw is None:
         return None
     if (isinstance(raw, list) and len(raw) == 2 and
@@ -78,6 +80,9 @@ def encode(secret, msg):
         header['err'] = msg.err
     if arrays:
         header['arrays'] = [[a.dtype.name, list(a.shape)] for a in arrays]
+        if msg.shm:
+            header['shm'] = msg.shm
+            arrays = [a for a, ref in zip(arrays, msg.shm) if ref is None]
     raw = json.dumps(header, separators=(',', ':')).encode('utf-8')
     if len(raw) > MAX_HEADER_BYTES:
         raise ValueError('message header of %d bytes exceeds %d' % (len(raw), MAX_HEADER_BYTES))
@@ -91,8 +96,12 @@ def _check_int(value, name, minimum=0):
     return value
 
 
-def decode(secret, frames):
-    """A Message from received frames (bytes or zmq Frames); WireError if anything is off."""
+def decode(secret, frames, shm_view=None):
+    """A Message from received frames (bytes or zmq Frames); WireError if anything is off.
+
+    ``shm_view(src, seq, ref, dtype, shape, nbytes)`` gives an array placed in shared memory
+    (shm.py; ValueError if ``ref`` is bad); without it such a message is rejected.
+    """
     if len(frames) < 2:
         raise WireError('%d frames, need at least 2' % len(frames))
     tag, raw = _bytes(frames[0]), _bytes(frames[1])
@@ -128,26 +137,48 @@ def decode(secret, frames):
     if err is not None and not isinstance(err, str):
         raise WireError('err must be a string')
     specs = header.get('arrays', [])
-    if not isinstance(specs, list) or len(specs) != len(frames) - 2:
-        raise WireError('header announces %s arrays but %d data frames came'
-                        % (len(specs) if isinstance(specs, list) else '?', len(frames) - 2))
+    if not isinstance(specs, list):
+        raise WireError('bad array specs')
+    refs = header.get('shm') or [None] * len(specs)
+    if not isinstance(refs, list) or len(refs) != len(specs):
+        raise WireError('bad shared-memory references')
+    inline = [i for i, ref in enumerate(refs) if ref is None]
+    if len(inline) != len(frames) - 2:
+        raise WireError('header announces %d arrays in frames but %d data frames came'
+                        % (len(inline), len(frames) - 2))
+    frame_of = dict(zip(inline, frames[2:]))
     arrays = []
-    for spec, frame in zip(specs, frames[2:]):
+    for i, spec in enumerate(specs):
         if not (isinstance(spec, list) and len(spec) == 2 and isinstance(spec[0], str)
                 and spec[0] in DTYPES
                 and isinstance(spec[1], list) and len(spec[1]) <= 32):
             raise WireError('bad array spec %r' % (spec,))
         dtype = np.dtype(spec[0])
         shape = tuple(_check_int(n, 'dimension') for n in spec[1])
-        buf = frame.buffer if hasattr(frame, 'buffer') else memoryview(frame)
         count = 1
         for n in shape:
             count *= n
+        if refs[i] is not None:
+            arrays.append(_shared(shm_view, src, seq, refs[i], dtype, shape,
+                                  count * dtype.itemsize))
+            continue
+        frame = frame_of[i]
+        buf = frame.buffer if hasattr(frame, 'buffer') else memoryview(frame)
         if buf.nbytes != count * dtype.itemsize:
             raise WireError('array frame of %d bytes does not hold %s %s'
                             % (buf.nbytes, spec[0], shape))
         arrays.append(np.frombuffer(buf, dtype=dtype).reshape(shape))
-    return Message(cmd, src, seq, req, _decode_key(header.get('key')), part, body, err, arrays)
+    return Message(cmd, src, seq, req, decode_key(header.get('key')), part, body, err, arrays,
+                   header.get('shm'))
+
+
+def _shared(shm_view, src, seq, ref, dtype, shape, nbytes):
+    if shm_view is None:
+        raise WireError('an array in shared memory, but this node shares none')
+    try:
+        return shm_view(src, seq, ref, dtype, shape, nbytes)
+    except ValueError as exc:
+        raise WireError(str(exc)) from None
 
 
 def _bytes(frame):

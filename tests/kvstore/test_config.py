@@ -63,6 +63,8 @@ def test_a_missing_variable_is_named(name, absent):
     ('MINIGLUON_PS_CONNECT_TIMEOUT', 'never'),
     ('PS_WORKER_RECOVERY_TIMEOUT', 'soon'),
     ('PS_WORKER_RECOVERY_TIMEOUT', '-1'),
+    ('MINIGLUON_PS_TRANSPORT', 'udp'),
+    ('MINIGLUON_PS_SHM_BYTES', '4096'),
 ])
 def test_a_malformed_variable_is_named_with_its_value(name, value):
     message = error_of(env(**{name: value}))

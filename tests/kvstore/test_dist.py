@@ -254,3 +254,47 @@ def test_allreduce_keys_are_summed_never_optimised(tmp_path, kind):
             res = results(job, 'worker:%d' % rank)[0]
             assert res['stats'] == [[1.5, 15.0], [1.5, 16.0]]
             assert res['w'] == [-4.0, -4.0]  # two SGD steps of lr 1 on a summed grad of 2
+
+
+BATCHES = '''
+import json
+import numpy as np
+import minigluon as mx
+from minigluon import nd, kv
+from minigluon.base import MXNetError
+store = kv.create('dist_sync')
+r = store.rank
+keys = ['k%d' % i for i in range(20)] + [7]          # 7 is sliced over both servers
+shapes = [(i + 1, 3) for i in range(20)] + [(3000,)]
+store.init(keys, [nd.zeros(s) for s in shapes])
+out = []
+for step in range(2):
+    store.push(keys, [nd.ones(s) * (r + 1) * (step + 1) for s in shapes])   # one call
+    outs = [nd.zeros(s) for s in shapes] + [nd.zeros((4, 3))]
+    store.pull(keys + ['k3'], out=outs)             # a key twice in one call
+    out.append([float(o.asnumpy().sum()) for o in outs])
+try:
+    store.pull(['k1', 'nope'], out=[nd.zeros((2, 3)), nd.zeros((1,))])
+except MXNetError as exc:
+    out.append(str(exc))
+print('RESULT', json.dumps(out))
+'''
+
+
+def test_small_parts_for_one_server_travel_in_one_message_and_sum_exactly(tmp_path):
+    env = {'MXNET_KVSTORE_BIGARRAY_BOUND': '1000', 'MINIGLUON_PS_CHUNK_BYTES': '4096',
+           'PS_VERBOSE': '2'}
+    with Cluster(tmp_path, BATCHES, num_workers=2, num_servers=2, env=env) as job:
+        job.assert_success()
+        for w in range(2):
+            res = results(job, 'worker:%d' % w)[0]
+            for step in range(2):
+                want = [3.0 * (step + 1) * (i + 1) * 3 for i in range(20)] + \
+                    [3.0 * (step + 1) * 3000, 3.0 * (step + 1) * 4 * 3]
+                assert res[step] == want
+            assert "not been initialised" in res[2] and "'nope'" in res[2]
+        # per step and server: one message for the small keys, at most two for the 4 KiB
+        # parts of key 7 (24 messages per step without batches)
+        pushes = [line for s in range(2) for line in job.output('server:%d' % s).splitlines()
+                  if '<- worker:0: <push' in line]
+        assert 4 <= len(pushes) <= 12, '\n'.join(pushes)

@@ -28,6 +28,7 @@ from minigluon import nd, kv
 store = kv.create(os.environ['KIND'])
 r = store.rank
 marker = 1000.0 * int(os.environ.get('INCARNATION', '0'))
+N = int(os.environ.get('BIG', '3000'))
 
 
 def point(name, step):
@@ -42,7 +43,7 @@ def point(name, step):
 if store.type == 'dist_async':
     store.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
 store.init('w', nd.zeros((3,)))
-store.init('big', nd.zeros((3000,)))
+store.init('big', nd.zeros((N,)))
 step, phase = 0, 'push'
 if store.is_recovery:
     pushed = min(store.num_pushes('w'), store.num_pushes('big'))
@@ -51,7 +52,7 @@ if store.is_recovery:
     store.resume('big', pushed)
     store.resume('stats', entered)       # (before its init: allreduce creates it)
     step, phase = entered, 'allreduce' if pushed > entered else 'push'
-    w, big = nd.zeros((3,)), nd.zeros((3000,))
+    w, big = nd.zeros((3,)), nd.zeros((N,))
     store.pull(['w', 'big'], out=[w, big])
     print('REJOINED', json.dumps([step, phase, float(w.asnumpy()[0]),
                                   float(big.asnumpy()[-1])]), flush=True)
@@ -60,9 +61,9 @@ while step < int(os.environ['STEPS']):
         point('push', step)
         store.push('w', nd.ones((3,)) * ((r + 1) * (step + 1) + marker))
         point('big', step)
-        store.push('big', nd.ones((3000,)) * ((r + 1) * (step + 1) + marker))
+        store.push('big', nd.ones((N,)) * ((r + 1) * (step + 1) + marker))
         point('pull', step)
-        w, big = nd.zeros((3,)), nd.zeros((3000,))
+        w, big = nd.zeros((3,)), nd.zeros((N,))
         store.pull(['w', 'big'], out=[w, big])
         print('SUMS', json.dumps([step, float(w.asnumpy()[0]), float(big.asnumpy()[-1])]))
     point('allreduce', step)
@@ -73,7 +74,7 @@ while step < int(os.environ['STEPS']):
     store.barrier()
     step, phase = step + 1, 'push'
 store.barrier()
-w, big = nd.zeros((3,)), nd.zeros((3000,))
+w, big = nd.zeros((3,)), nd.zeros((N,))
 store.pull(['w', 'big'], out=[w, big])
 print('FINAL', json.dumps([float(w.asnumpy()[0]), float(big.asnumpy()[-1])]), flush=True)
 '''
@@ -196,6 +197,30 @@ def test_killed_in_a_push_between_pushes_in_an_allreduce_and_in_a_barrier(tmp_pa
         assert re.search(r'the other workers waited [\d.]+ s', servers), servers
         sched = job.output('scheduler')
         assert 'joins as worker:1.5 (restart 5 of this rank)' in sched, sched
+    assert not alive_with(job.marker), 'processes outlived the job'
+
+
+def test_a_replaced_worker_maps_the_shared_memory_again_and_sums_stay_exact(tmp_path):
+    # 'big' parts of 140 KB go through shared memory: the replacement offers its own
+    # ring and maps the servers' stores afresh; the dead one's regions are let go
+    kills = [('in-pull', 1), ('between-pushes', 2)]
+    env = dict(ENV, KIND='dist_sync', STEPS='4', BIG='70000', PS_VERBOSE='1',
+               MINIGLUON_PS_CHUNK_BYTES='262144')
+    with Cluster(tmp_path, STEPS, num_workers=2, num_servers=2, env=env) as job:
+        names = kill_and_replace(job, kills)
+        finish(job, ['scheduler', 'server:0', 'server:1', 'worker:0', names[-1]])
+        counted = {('w', 1): 1, ('big', 1): 1, ('w', 2): 1, ('big', 2): 2, ('w', 3): 2,
+                   ('big', 3): 2}
+        for name in ['worker:0'] + names:
+            for step, w, big in lines(job, name, 'SUMS'):
+                assert [w, big] == [3.0 * (step + 1) + 1000 * counted.get((k, step), 0)
+                                    for k in ('w', 'big')], (name, step, job.all_output())
+        assert [s for s, _, _ in lines(job, 'worker:0', 'SUMS')] == list(range(4))
+        for name in ('server:0', 'server:1'):
+            out = job.output(name)
+            for peer in ('worker:0', 'worker:1.1', 'worker:1.2'):
+                assert 'to %s go through shared memory, pulled values by reference' % peer \
+                    in out, job.all_output()
     assert not alive_with(job.marker), 'processes outlived the job'
 
 
