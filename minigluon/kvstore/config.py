@@ -15,6 +15,12 @@ SECRET_FILE_ENV = 'MINIGLUON_PS_SECRET_FILE'
 # Above 0, a dead worker does not stop the job: the scheduler waits this many seconds
 # for a replacement with its rank (the launcher's --max-restarts sets it).
 RECOVERY_TIMEOUT_ENV = 'PS_WORKER_RECOVERY_TIMEOUT'
+# Binds every session to one job, so that two jobs sharing a secret cannot replay into
+# each other: the launcher sets a random one; manual launches may (default: the
+# scheduler's address, which no two running jobs share).
+JOB_ID_ENV = 'MINIGLUON_PS_JOB_ID'
+# 'curve': every connection encrypted and authenticated by CurveZMQ (gate.py)
+ENCRYPT_ENV = 'MINIGLUON_PS_ENCRYPT'
 
 
 class ConfigError(MXNetError):
@@ -125,6 +131,8 @@ class Config:
     connect_timeout: float = 60.0        # seconds to wait for the whole cluster
     wait_timeout: float = 600.0          # seconds any other blocking wait may take
     recovery_timeout: float = 0.0        # seconds to wait for a dead worker's replacement
+    job_id: str = ''                     # MINIGLUON_PS_JOB_ID, or the scheduler's address
+    encrypt: str = 'plain'               # 'plain' or 'curve'
 
     @classmethod
     def from_env(cls, env=None, role=None):
@@ -169,7 +177,17 @@ class Config:
             connect_timeout=_float(env, 'MINIGLUON_PS_CONNECT_TIMEOUT', 60.0),
             wait_timeout=_float(env, 'MINIGLUON_PS_WAIT_TIMEOUT', 600.0),
             recovery_timeout=_seconds(env, RECOVERY_TIMEOUT_ENV, 0.0),
+            job_id=_get(env, JOB_ID_ENV, ''),
+            encrypt=_get(env, ENCRYPT_ENV, 'plain'),
         )
+        if not cfg.job_id:
+            cfg.job_id = '%s:%d' % (cfg.root_uri, cfg.root_port)
+        if len(cfg.job_id) > 256:
+            raise ConfigError('environment variable %s is %d characters long; at most 256'
+                              % (JOB_ID_ENV, len(cfg.job_id)))
+        if cfg.encrypt not in ('plain', 'curve'):
+            raise ConfigError("environment variable %s=%r must be 'plain' or 'curve'"
+                              % (ENCRYPT_ENV, cfg.encrypt))
         if cfg.root_port > 65535:
             raise ConfigError('environment variable DMLC_PS_ROOT_PORT=%r is not a valid port'
                               % env.get('DMLC_PS_ROOT_PORT'))
