@@ -93,6 +93,9 @@ class Node:
         if self.van.endpoint:
             body['port'] = self.van.endpoint[1]
         self.van.send('scheduler', Message('register', '', body=body))
+        # heartbeats from now on: an address book that is lost and re-sent a few times
+        # must not make this node look dead to the scheduler meanwhile
+        self.van.every(cfg.heartbeat_interval, self._heartbeat)
         deadline = time.monotonic() + cfg.connect_timeout + 5
         while not self._joined.is_set():
             if self._failed.wait(0.05):
@@ -104,7 +107,6 @@ class Node:
                            'same for every process?'
                            % (cfg.root_uri, cfg.root_port, cfg.connect_timeout))
                 raise ClusterError(self.failure)
-        self.van.every(cfg.heartbeat_interval, self._heartbeat)
 
     def _on_book(self, msg):
         body = msg.body or {}
@@ -124,10 +126,11 @@ class Node:
 
     # ---- liveness --------------------------------------------------------------------
     def _heartbeat(self):
-        # (a new message that waits for a re-sent one before it counts too: PS_RESEND)
+        # (anything from the scheduler counts: a message that waits for a re-sent one
+        # before it (PS_RESEND), a re-sent one, an acknowledgement)
         self._last_answer = max(self._last_answer, self.van.heard.get('scheduler', 0.0))
         silent = time.monotonic() - self._last_answer
-        if silent > self.cfg.heartbeat_timeout:
+        if self.book is not None and silent > self.cfg.heartbeat_timeout:
             self.fatal('the scheduler at %s:%d stopped answering (no reply for %.0f s): it '
                        'died or the network is down' % (self.cfg.root_uri, self.cfg.root_port,
                                                         silent))

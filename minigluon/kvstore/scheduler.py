@@ -207,6 +207,8 @@ class Scheduler:
             self.van.send(msg.src, Message('heartbeat_ack', ''))
 
     def _check_health(self):
+        if self.exit_code is not None:
+            return  # the job ends (its last messages are leaving)
         now = time.monotonic()
         if not self.nodes:
             if now - self.started > self.cfg.connect_timeout:
@@ -224,7 +226,8 @@ class Scheduler:
                 continue
             # any new message counts, delivered or not: one that waits for a re-sent one
             # before it (PS_RESEND) shows its sender alive as well
-            node['last_seen'] = max(node['last_seen'], self.van.heard.get(name, 0.0))
+            node['last_seen'] = max(node['last_seen'], self.van.heard.get(name, 0.0),
+                                    self.van.heard.get(node['temp'], 0.0))
             if now - node['last_seen'] > self.cfg.heartbeat_timeout:
                 if self.elastic and node['role'] == 'worker':
                     why = ('stopped sending heartbeats %.0f s ago (PS_HEARTBEAT_TIMEOUT=%g s)'

@@ -231,12 +231,11 @@ class Van:
             del self._unacked[entry]
 
     def rename(self, name):
-        """Take the name the job assigned. Numbering goes on in each session; what was
-        sent under the old name (the registration) is known to have arrived."""
+        """Take the name the job assigned (numbering and re-sending go on in each
+        session as before)."""
         self.name = name
         self._names.add(name)
         self._provisional = False
-        self._unacked.clear()
 
     def _transmit(self, dest, msg):
         # numbered here, on the I/O thread, so numbers follow the order on the socket
@@ -440,12 +439,16 @@ class Van:
             # (a connection we opened tells which peer acknowledged, whatever its name now)
             peer = self._peer_of.get(sock, msg.src)
             self._unacked.pop((self._channel.get(peer, peer), msg.req), None)
+            if rid is None:  # (only the peer itself can write to a connection we opened)
+                self.heard[peer] = time.monotonic()
             return
         inbox = self._inboxes.get(link.sid)
         if inbox is None:
             inbox = self._inboxes[link.sid] = _Inbox()
         if not inbox.is_new(msg.seq):
             # a re-sent message whose ack was lost, or a replay: no effect but the ack
+            if rid is None or self._routes.get(msg.src) == (sock, rid):
+                self.heard[msg.src] = time.monotonic()  # (a re-send: its sender lives)
             if self.cfg.resend and msg.src in self._routes:
                 self._ack(link, msg)
             return
