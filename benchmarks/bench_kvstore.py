@@ -3,7 +3,7 @@ a raw pyzmq echo of the same bytes and a torch.distributed gloo all-reduce.
 
 Usage:
     python benchmarks/bench_kvstore.py [--rounds 10] [--warmup 3] [--repeat 2]
-        [--chunk-bytes 4194304 ...] [--kvstore-only] [--no-torch] [--profile DIR]
+        [--chunk-bytes 4194304 ...] [--kvstore-only] [--no-torch] [--curve] [--profile DIR]
 
 The gradients have the shapes of the trainable parameters of
 ``resnet18_v1(classes=10, thumbnail=True)`` (60 float32 arrays, 44.7 MB). Every row
@@ -19,7 +19,8 @@ timed rounds (from /proc), which a busy shared machine disturbs less than wall t
   as shipped and the HMAC bypassed (on, off, off, on, ...) inside the same job, so
   the cost of authentication is measured on the same processes under the same load.
   The bypass is patched into this script's own child processes: the package has no
-  switch to turn authentication off.
+  switch to turn authentication off. ``--curve`` adds the same job with
+  ``MINIGLUON_PS_ENCRYPT=curve`` (every byte encrypted by CurveZMQ).
 - zmq echo: one DEALER sends every gradient as its own message to a ROUTER in
   another process, which sends each back; a round ends when all came back.
 - gloo: 2 processes, ``torch.distributed.all_reduce`` of every gradient (async,
@@ -247,7 +248,7 @@ def kv_worker(args):
     print(json.dumps({'times': times, 'ok': ok}))
 
 
-def run_kvstore(shapes, args, chunk_bytes, wrap=None):
+def run_kvstore(shapes, args, chunk_bytes, wrap=None, encrypt='plain'):
     """Per-round seconds with the HMAC (as shipped) and with it bypassed, and CPU seconds."""
     port = free_port()
     flag_file = os.path.join(tempfile.mkdtemp(prefix='bench-kvstore-'), 'hmac-bypass')
@@ -256,7 +257,7 @@ def run_kvstore(shapes, args, chunk_bytes, wrap=None):
     env = {'DMLC_PS_ROOT_URI': '127.0.0.1', 'DMLC_PS_ROOT_PORT': str(port),
            'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
            'MINIGLUON_PS_SECRET': secrets.token_hex(32),
-           'MINIGLUON_PS_CHUNK_BYTES': str(chunk_bytes),
+           'MINIGLUON_PS_CHUNK_BYTES': str(chunk_bytes), 'MINIGLUON_PS_ENCRYPT': encrypt,
            'BENCH_SHAPES': json.dumps(shapes), 'BENCH_FLAG_FILE': flag_file}
     common = ['--rounds', str(args.rounds), '--warmup', str(args.warmup)]
     procs = [spawn(['--child', 'kv-scheduler'], env, wrap)]
@@ -438,6 +439,8 @@ def main():
     parser.add_argument('--chunk-bytes', type=int, nargs='+', default=[4 << 20])
     parser.add_argument('--no-torch', action='store_true')
     parser.add_argument('--kvstore-only', action='store_true')
+    parser.add_argument('--curve', action='store_true',
+                        help='also the kvstore job with MINIGLUON_PS_ENCRYPT=curve')
     parser.add_argument('--profile', metavar='DIR')
     parser.add_argument('--child', help=argparse.SUPPRESS)
     parser.add_argument('--port', type=int, help=argparse.SUPPRESS)
@@ -461,6 +464,9 @@ def main():
     for chunk in args.chunk_bytes:
         jobs.append((lambda chunk=chunk: run_kvstore(shapes, args, chunk),
                      [_kv_row(chunk), _kv_row(chunk, bypassed=True)]))
+        if args.curve:
+            jobs.append((lambda chunk=chunk: run_kvstore(shapes, args, chunk, encrypt='curve'),
+                         [_kv_row(chunk, curve=True), _kv_row(chunk, bypassed=True, curve=True)]))
     if not args.kvstore_only:
         jobs.append((lambda: run_zmq(shapes, args), ['raw pyzmq echo (DEALER/ROUTER)']))
         if not args.no_torch:
@@ -507,6 +513,14 @@ def main():
         name = _kv_row(chunk)
         print('  CPU ms per round by process: workers %s, scheduler %.0f, servers %s'
               % _split(cpu[name] * 1e3 / rounds[name]))
+        if args.curve:
+            curve = _kv_row(chunk, curve=True)
+            print('encryption cost (chunk %s): curve round %.1f ms against %.1f ms plain '
+                  '(x%.2f), CPU %.0f ms against %.0f ms per round (x%.2f); jobs interleaved'
+                  % (_size(chunk), median[curve] * 1e3, median[name] * 1e3,
+                     median[curve] / median[name], cpu[curve].sum() / rounds[curve] * 1e3,
+                     cpu[name].sum() / rounds[name] * 1e3,
+                     (cpu[curve].sum() / rounds[curve]) / (cpu[name].sum() / rounds[name])))
     micro = hmac_micro(shapes, args.chunk_bytes[0])
     on = cpu[_kv_row(args.chunk_bytes[0])].sum() / rounds[_kv_row(args.chunk_bytes[0])]
     print('HMAC-SHA256 of every header of a round (%d messages, each tagged and checked): '
@@ -518,10 +532,10 @@ def main():
         profile_kvstore(shapes, args, args.chunk_bytes[0], args.profile)
 
 
-def _kv_row(chunk, bypassed=False):
+def _kv_row(chunk, bypassed=False, curve=False):
     if bypassed:
-        return '  same job, HMAC bypassed (%s)' % _size(chunk)
-    return 'kvstore push+pull, chunk %s' % _size(chunk)
+        return '  same job, HMAC bypassed (%s%s)' % (_size(chunk), ', curve' if curve else '')
+    return 'kvstore push+pull, chunk %s%s' % (_size(chunk), ', curve' if curve else '')
 
 
 def _split(per_process):
