@@ -1,7 +1,11 @@
 """The distributed store's configuration, read from the environment as MXNet does.
 
 Every variable is parsed once, here; a missing or malformed one raises a single
-error naming the variable, the value seen and what is expected.
+error naming the variable, the value seen and what is expected. Besides MXNet's
+``DMLC_*``/``PS_*`` variables: ``MINIGLUON_PS_SECRET`` (or ``_SECRET_FILE``), the
+job's secret; ``MINIGLUON_PS_JOB_ID``, the job's id, which every session is bound
+to (the launcher sets a random one; default: the scheduler's address and port);
+``MINIGLUON_PS_ENCRYPT``, ``plain`` (default) or ``curve`` (gate.py).
 """
 import os
 import stat

@@ -19,7 +19,7 @@ import secrets
 
 from .wire import SID_BYTES
 
-NONCE_BYTES = 16
+NONCE_BYTES = SID_BYTES      # (a session id is the listening side's nonce)
 # Challenges handed out and not yet answered; the oldest is forgotten beyond this
 # (a peer answers within a round trip; a flood of replayed hellos only evicts itself).
 MAX_PENDING = 4096
@@ -75,7 +75,6 @@ class Sessions:
     def grant(self, nonce):
         """A new session for a ``hello`` carrying ``nonce``; returns its id."""
         sid = new_nonce()
-        assert len(sid) == SID_BYTES
         self.pending[sid] = Session(sid, session_key(self.job_key, nonce, sid))
         while len(self.pending) > MAX_PENDING:
             self.pending.popitem(last=False)
