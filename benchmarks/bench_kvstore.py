@@ -5,7 +5,7 @@ a raw pyzmq echo of the same bytes.
 Usage:
     python benchmarks/bench_kvstore.py [--rounds 10] [--warmup 3] [--repeat 2]
         [--chunk-bytes 4194304 ...] [--transport auto tcp] [--kvstore-only] [--no-torch]
-        [--mxnet-python /tmp/mxvenv/bin/python | --no-mxnet] [--profile DIR]
+        [--mxnet-python /tmp/mxvenv/bin/python | --no-mxnet] [--curve] [--profile DIR]
 
 The gradients have the shapes of the trainable parameters of
 ``resnet18_v1(classes=10, thumbnail=True)`` (60 float32 arrays, 44.7 MB). Every row
@@ -23,7 +23,9 @@ timed rounds (from /proc), which a busy shared machine disturbs less than wall t
   as shipped and the HMAC bypassed (on, off, off, on, ...) inside the same job, so
   the cost of authentication is measured on the same processes under the same load.
   The bypass is patched into this script's own child processes: the package has no
-  switch to turn authentication off.
+  switch to turn authentication off. ``--curve`` adds the same job with
+  ``MINIGLUON_PS_ENCRYPT=curve`` (every byte over the network encrypted by CurveZMQ;
+  with ``--transport tcp`` to measure what it costs between hosts).
 - MXNet ps-lite: the same job (scheduler, 2 servers, 2 workers, DMLC_* variables,
   ``MXNET_KVSTORE_BIGARRAY_BOUND`` as ours) with MXNet 1.9.1's ``mx.kv.create('dist_sync')``
   in the interpreter of ``--mxnet-python`` (default ``/tmp/mxvenv/bin/python``; a venv
@@ -198,7 +200,8 @@ def install_hmac_switch(wire):
 
     def decode(secret, frames, *args):
         _SwitchableHmac.decoding = True
-        _SwitchableHmac.skip_check = bool(frames) and bytes(frames[0]) == _SwitchableHmac.ZERO
+        _SwitchableHmac.skip_check = (bool(frames) and
+                                      bytes(frames[0])[-32:] == _SwitchableHmac.ZERO)
         try:
             return checked_decode(secret, frames, *args)
         finally:
@@ -257,7 +260,7 @@ def kv_worker(args):
     print(json.dumps({'times': times, 'ok': ok}))
 
 
-def run_kvstore(shapes, args, chunk_bytes, transport='auto', wrap=None):
+def run_kvstore(shapes, args, chunk_bytes, transport='auto', wrap=None, encrypt='plain'):
     """Per-round seconds with the HMAC (as shipped) and with it bypassed, and CPU seconds."""
     port = free_port()
     flag_file = os.path.join(tempfile.mkdtemp(prefix='bench-kvstore-'), 'hmac-bypass')
@@ -267,6 +270,7 @@ def run_kvstore(shapes, args, chunk_bytes, transport='auto', wrap=None):
            'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
            'MINIGLUON_PS_SECRET': secrets.token_hex(32),
            'MINIGLUON_PS_CHUNK_BYTES': str(chunk_bytes), 'MINIGLUON_PS_TRANSPORT': transport,
+           'MINIGLUON_PS_ENCRYPT': encrypt,
            'BENCH_SHAPES': json.dumps(shapes), 'BENCH_FLAG_FILE': flag_file}
     common = ['--rounds', str(args.rounds), '--warmup', str(args.warmup)]
     procs = [spawn(['--child', 'kv-scheduler'], env, wrap)]
@@ -527,6 +531,8 @@ def main():
     parser.add_argument('--no-mxnet', action='store_true')
     parser.add_argument('--no-torch', action='store_true')
     parser.add_argument('--kvstore-only', action='store_true')
+    parser.add_argument('--curve', action='store_true',
+                        help='also the kvstore job with MINIGLUON_PS_ENCRYPT=curve')
     parser.add_argument('--profile', metavar='DIR')
     parser.add_argument('--child', help=argparse.SUPPRESS)
     parser.add_argument('--port', type=int, help=argparse.SUPPRESS)
@@ -553,6 +559,11 @@ def main():
         for chunk in args.chunk_bytes:
             jobs.append((lambda chunk=chunk, t=transport: run_kvstore(shapes, args, chunk, t),
                          [_kv_row(chunk, transport), _kv_row(chunk, transport, bypassed=True)]))
+            if args.curve:
+                jobs.append((lambda chunk=chunk, t=transport: run_kvstore(
+                    shapes, args, chunk, t, encrypt='curve'),
+                    [_kv_row(chunk, transport, curve=True),
+                     _kv_row(chunk, transport, bypassed=True, curve=True)]))
     if not args.kvstore_only and not args.no_mxnet:
         why = mxnet_missing(args.mxnet_python)
         if why:
@@ -609,6 +620,14 @@ def main():
         name = _kv_row(chunk, transport)
         print('  CPU ms per round by process: workers %s, scheduler %.0f, servers %s'
               % _split(cpu[name] * 1e3 / rounds[name]))
+        if args.curve:
+            curve = _kv_row(chunk, transport, curve=True)
+            print('encryption cost (%s, chunk %s): curve round %.1f ms against %.1f ms plain '
+                  '(x%.2f), CPU %.0f ms against %.0f ms per round (x%.2f); jobs interleaved'
+                  % (transport, _size(chunk), median[curve] * 1e3, median[name] * 1e3,
+                     median[curve] / median[name], cpu[curve].sum() / rounds[curve] * 1e3,
+                     cpu[name].sum() / rounds[name] * 1e3,
+                     (cpu[curve].sum() / rounds[curve]) / (cpu[name].sum() / rounds[name])))
     from minigluon.kvstore.config import Config    # (its default ring: a quarter per message)
     micro = hmac_micro(shapes, args.chunk_bytes[0],
                        Config.shm_bytes // 4 if args.transport[0] != 'tcp' else args.chunk_bytes[0])
@@ -626,10 +645,11 @@ def main():
 PSLITE_ROW = 'MXNet 1.9.1 dist_sync (ps-lite)'
 
 
-def _kv_row(chunk, transport, bypassed=False):
+def _kv_row(chunk, transport, bypassed=False, curve=False):
+    what = '%s, %s%s' % (transport, _size(chunk), ', curve' if curve else '')
     if bypassed:
-        return '  same job, HMAC bypassed (%s, %s)' % (transport, _size(chunk))
-    return 'kvstore push+pull, %s, chunk %s' % (transport, _size(chunk))
+        return '  same job, HMAC bypassed (%s)' % what
+    return 'kvstore push+pull, %s' % what.replace(', ', ', chunk ', 1)
 
 
 def _split(per_process):

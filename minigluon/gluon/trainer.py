@@ -574,7 +574,11 @@ class Trainer:
                 self._optimizer = local.optimizer
         else:
             with open(fname, 'rb') as f:
-                self._updaters[0].set_states(f.read(), ctx=self._contexts[0])
+                blob = f.read()
+            try:
+                self._updaters[0].set_states(blob, ctx=self._contexts[0])
+            except MXNetError as exc:
+                raise MXNetError('Trainer.load_states: %s: %s' % (fname, exc)) from None
             self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = self._param_dict()
         # The saved optimizer carries the last step's rescale_grad; _scale stays the user's.

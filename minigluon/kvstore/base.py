@@ -9,6 +9,8 @@ built without arguments, named by its lower-cased class name, as in MXNet).
 import numbers
 import warnings
 
+import numpy as np
+
 from ..base import MXNetError, MXNetTypeError, MXNetValueError
 from ..ndarray.ndarray import NDArray
 from ..registry import Registry
@@ -53,6 +55,32 @@ def check_key(key):
         raise MXNetError('kvstore keys must be int or str, got %r (%s)'
                          % (key, type(key).__name__))
     return int(key) if isinstance(key, numbers.Integral) else key
+
+
+def exactly(key, value, dtype):
+    """``value`` (a host array) as ``dtype``, which must hold every value exactly.
+
+    Raises
+    ------
+    MXNetError
+        When a value would change (``[0.7, 1.9]`` pushed into an int32 key), as a
+        shape mismatch does.
+    """
+    if value.dtype == dtype:
+        return value
+    converted = value.astype(dtype)
+    with np.errstate(invalid='ignore', over='ignore'):
+        back = converted.astype(value.dtype)
+    same = back == value
+    if value.dtype.kind in 'fc':
+        same |= np.isnan(value) & np.isnan(back)
+    if not same.all():
+        bad = value.reshape(-1)[np.argmin(same.reshape(-1))]
+        raise MXNetError('kvstore: key %r holds %s, but the %s value pushed cannot be held '
+                         'exactly (e.g. %r); convert it yourself first (value.astype(%r))'
+                         % (key, np.dtype(dtype).name, value.dtype.name, bad.item(),
+                            np.dtype(dtype).name))
+    return converted
 
 
 def as_value_list(value, what='value'):

@@ -1,7 +1,11 @@
 """The distributed store's configuration, read from the environment as MXNet does.
 
 Every variable is parsed once, here; a missing or malformed one raises a single
-error naming the variable, the value seen and what is expected.
+error naming the variable, the value seen and what is expected. Besides MXNet's
+``DMLC_*``/``PS_*`` variables: ``MINIGLUON_PS_SECRET`` (or ``_SECRET_FILE``), the
+job's secret; ``MINIGLUON_PS_JOB_ID``, the job's id, which every session is bound
+to (the launcher sets a random one; default: the scheduler's address and port);
+``MINIGLUON_PS_ENCRYPT``, ``plain`` (default) or ``curve`` (gate.py).
 """
 import os
 import stat
@@ -20,6 +24,12 @@ RECOVERY_TIMEOUT_ENV = 'PS_WORKER_RECOVERY_TIMEOUT'
 # the peer can map it, 'tcp' never.
 TRANSPORT_ENV = 'MINIGLUON_PS_TRANSPORT'
 TRANSPORTS = ('auto', 'shm', 'tcp')
+# Binds every session to one job, so that two jobs sharing a secret cannot replay into
+# each other: the launcher sets a random one; manual launches may (default: the
+# scheduler's address, which no two running jobs share).
+JOB_ID_ENV = 'MINIGLUON_PS_JOB_ID'
+# 'curve': every connection encrypted and authenticated by CurveZMQ (gate.py)
+ENCRYPT_ENV = 'MINIGLUON_PS_ENCRYPT'
 
 
 class ConfigError(MXNetError):
@@ -132,6 +142,8 @@ class Config:
     recovery_timeout: float = 0.0        # seconds to wait for a dead worker's replacement
     transport: str = 'auto'              # MINIGLUON_PS_TRANSPORT
     shm_bytes: int = 128 << 20           # each shared-memory ring (sparse: used pages only)
+    job_id: str = ''                     # MINIGLUON_PS_JOB_ID, or the scheduler's address
+    encrypt: str = 'plain'               # 'plain' or 'curve'
 
     @classmethod
     def from_env(cls, env=None, role=None):
@@ -178,10 +190,20 @@ class Config:
             recovery_timeout=_seconds(env, RECOVERY_TIMEOUT_ENV, 0.0),
             transport=_get(env, TRANSPORT_ENV, 'auto'),
             shm_bytes=_int(env, 'MINIGLUON_PS_SHM_BYTES', 128 << 20, minimum=1 << 20),
+            job_id=_get(env, JOB_ID_ENV, ''),
+            encrypt=_get(env, ENCRYPT_ENV, 'plain'),
         )
         if cfg.transport not in TRANSPORTS:
             raise ConfigError('environment variable %s=%r must be one of %s'
                               % (TRANSPORT_ENV, cfg.transport, ', '.join(TRANSPORTS)))
+        if not cfg.job_id:
+            cfg.job_id = '%s:%d' % (cfg.root_uri, cfg.root_port)
+        if len(cfg.job_id) > 256:
+            raise ConfigError('environment variable %s is %d characters long; at most 256'
+                              % (JOB_ID_ENV, len(cfg.job_id)))
+        if cfg.encrypt not in ('plain', 'curve'):
+            raise ConfigError("environment variable %s=%r must be 'plain' or 'curve'"
+                              % (ENCRYPT_ENV, cfg.encrypt))
         if cfg.root_port > 65535:
             raise ConfigError('environment variable DMLC_PS_ROOT_PORT=%r is not a valid port'
                               % env.get('DMLC_PS_ROOT_PORT'))

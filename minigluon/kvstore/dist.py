@@ -29,7 +29,7 @@ from ..ndarray.dispatch import check_inplace_target
 from ..ndarray.ndarray import NDArray
 from ..optimizer import Optimizer
 from . import compression, states_file
-from .base import KVStoreBase, Pending, check_key, check_shapes, pair_up
+from .base import KVStoreBase, Pending, check_key, check_shapes, exactly, pair_up
 from .config import Config
 from .local import sum_on
 from .node import ClusterError
@@ -283,7 +283,7 @@ class DistKVStore(KVStoreBase):
         for k, values in pair_up(key, value):
             meta = self._meta(k)
             check_shapes(k, values, meta.shape, 'push')
-            flat = self._merged_host_value(values).astype(meta.dtype, copy=False).reshape(-1)
+            flat = exactly(k, self._merged_host_value(values), meta.dtype).reshape(-1)
             # the caller may change its arrays as soon as push returns
             borrowed = borrowed or np.may_share_memory(flat, values[0]._data)
             keys.append(k)

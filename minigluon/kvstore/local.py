@@ -129,7 +129,11 @@ class LocalKVStore(KVStoreBase):
         if self._updater is None or not hasattr(self._updater, 'set_states'):
             raise MXNetError('load_optimizer_states: call set_optimizer first')
         with open(fname, 'rb') as f:
-            self._updater.set_states(f.read())
+            blob = f.read()
+        try:
+            self._updater.set_states(blob)
+        except MXNetError as exc:
+            raise MXNetError('load_optimizer_states: %s: %s' % (fname, exc)) from None
         placement = {k: v.context for k, v in self._store.items()}
         for k, s in list(self._updater.states.items()):
             if k in placement:

@@ -18,6 +18,11 @@ from .van import Van, local_address, log, resolve
 from .wire import Message
 
 
+# what only the scheduler may tell a node
+_FROM_SCHEDULER = frozenset(['book', 'heartbeat_ack', 'dead', 'abort', 'terminate',
+                             'barrier_done'])
+
+
 class ClusterError(MXNetError):
     """The job cannot go on: a node died, timed out, or the cluster never formed."""
 
@@ -63,7 +68,8 @@ class Node:
         self.cfg = cfg
         self.host = local_address(cfg)
         self.van = Van(cfg, 'new-%s-%s' % (self.role, secrets.token_hex(4)), self._dispatch,
-                       bind=(self.host, 0) if listen else None, on_failure=self.fatal)
+                       bind=(self.host, 0) if listen else None, on_failure=self.fatal,
+                       provisional=True)
         self.my_rank = None
         self.book = None
         self.failure = None
@@ -82,21 +88,25 @@ class Node:
         self.van.start()
         own_id = cfg.worker_id if self.role == 'worker' else cfg.server_id
         body = {'role': self.role, 'id': own_id, 'host': self.host, 'pid': os.getpid(),
-                'hostname': socket.gethostname()}
+                'hostname': socket.gethostname(), 'num_worker': cfg.num_worker,
+                'num_server': cfg.num_server}
         if self.van.endpoint:
             body['port'] = self.van.endpoint[1]
         self.van.send('scheduler', Message('register', '', body=body))
+        # heartbeats from now on: an address book that is lost and re-sent a few times
+        # must not make this node look dead to the scheduler meanwhile
+        self.van.every(cfg.heartbeat_interval, self._heartbeat)
         deadline = time.monotonic() + cfg.connect_timeout + 5
         while not self._joined.is_set():
             if self._failed.wait(0.05):
                 raise ClusterError(self.failure)
             if time.monotonic() > deadline:
                 self.fatal('no address book from the scheduler at %s:%d within %.0f s: is the '
-                           'scheduler running, and are DMLC_PS_ROOT_URI/DMLC_PS_ROOT_PORT and '
-                           'the job secret the same for every process?'
+                           'scheduler running, and are DMLC_PS_ROOT_URI/DMLC_PS_ROOT_PORT, '
+                           'the job secret, MINIGLUON_PS_JOB_ID and MINIGLUON_PS_ENCRYPT the '
+                           'same for every process?'
                            % (cfg.root_uri, cfg.root_port, cfg.connect_timeout))
                 raise ClusterError(self.failure)
-        self.van.every(cfg.heartbeat_interval, self._heartbeat)
 
     def _on_book(self, msg):
         body = msg.body or {}
@@ -116,8 +126,11 @@ class Node:
 
     # ---- liveness --------------------------------------------------------------------
     def _heartbeat(self):
+        # (anything from the scheduler counts: a message that waits for a re-sent one
+        # before it (PS_RESEND), a re-sent one, an acknowledgement)
+        self._last_answer = max(self._last_answer, self.van.heard.get('scheduler', 0.0))
         silent = time.monotonic() - self._last_answer
-        if silent > self.cfg.heartbeat_timeout:
+        if self.book is not None and silent > self.cfg.heartbeat_timeout:
             self.fatal('the scheduler at %s:%d stopped answering (no reply for %.0f s): it '
                        'died or the network is down' % (self.cfg.root_uri, self.cfg.root_port,
                                                         silent))
@@ -146,6 +159,8 @@ class Node:
         """Hook for subclasses (wake blocked calls, exit the process...)."""
 
     def _dispatch(self, msg):
+        if msg.cmd in _FROM_SCHEDULER and msg.src != 'scheduler':
+            raise ValueError('only the scheduler sends %s' % msg.cmd)
         if msg.src == 'scheduler' and msg.cmd != 'heartbeat_ack':
             self._last_answer = time.monotonic()
         elif self.book is None:  # answered once we know our name, so replies carry it

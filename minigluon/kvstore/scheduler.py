@@ -80,6 +80,12 @@ class Scheduler:
         if role not in ('server', 'worker') or \
                 any(p['temp'] == msg.src for p in self.pending + list(self.nodes.values())):
             return  # malformed or repeated registration
+        mismatch = self._shape_mismatch(body)
+        if mismatch:
+            log.error('scheduler: refused %s pid %s on %s: %s', role, body.get('pid'),
+                      body.get('hostname'), mismatch)
+            self.van.send(msg.src, Message('abort', '', err='scheduler: ' + mismatch))
+            return
         entry = {'temp': msg.src, 'role': role, 'id': body.get('id'), 'host': body.get('host'),
                  'port': body.get('port'), 'pid': body.get('pid'),
                  'hostname': body.get('hostname')}
@@ -102,6 +108,18 @@ class Scheduler:
                         % (role, role.upper(), wanted[role], entry['hostname']))
         elif counts == wanted:
             self._publish_book()
+
+    def _shape_mismatch(self, body):
+        """Why a registering node's view of the job's shape is not the scheduler's (whose
+        DMLC_NUM_WORKER/DMLC_NUM_SERVER are the job's), or None."""
+        for field, variable in (('num_worker', 'DMLC_NUM_WORKER'),
+                                ('num_server', 'DMLC_NUM_SERVER')):
+            theirs, ours = body.get(field), getattr(self.cfg, field)
+            if theirs != ours:
+                return ('this %s was started with %s=%s, but the job has %s=%d (the '
+                        "scheduler's); start every process of the job with the same %s"
+                        % (body.get('role'), variable, theirs, variable, ours, variable))
+        return None
 
     def _assign(self, role, count):
         entries = [p for p in self.pending if p['role'] == role]
@@ -189,6 +207,8 @@ class Scheduler:
             self.van.send(msg.src, Message('heartbeat_ack', ''))
 
     def _check_health(self):
+        if self.exit_code is not None:
+            return  # the job ends (its last messages are leaving)
         now = time.monotonic()
         if not self.nodes:
             if now - self.started > self.cfg.connect_timeout:
@@ -203,7 +223,12 @@ class Scheduler:
                                 '(PS_WORKER_RECOVERY_TIMEOUT); stopping the job'
                                 % (describe(node), self.cfg.recovery_timeout))
                     return
-            elif now - node['last_seen'] > self.cfg.heartbeat_timeout:
+                continue
+            # any new message counts, delivered or not: one that waits for a re-sent one
+            # before it (PS_RESEND) shows its sender alive as well
+            node['last_seen'] = max(node['last_seen'], self.van.heard.get(name, 0.0),
+                                    self.van.heard.get(node['temp'], 0.0))
+            if now - node['last_seen'] > self.cfg.heartbeat_timeout:
                 if self.elastic and node['role'] == 'worker':
                     why = ('stopped sending heartbeats %.0f s ago (PS_HEARTBEAT_TIMEOUT=%g s)'
                            % (now - node['last_seen'], self.cfg.heartbeat_timeout))

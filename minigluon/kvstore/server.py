@@ -38,6 +38,11 @@ from .van import log
 from .wire import Message, WireError, decode_key
 
 
+# requests only a worker of the job may make
+_WORKER_REQUESTS = frozenset(['init', 'push', 'pull', 'set_optimizer', 'get_optimizer',
+                              'save_states', 'load_states'])
+
+
 def _index(key, part):
     """The optimizer's index for a key part: its step counts and states are per part."""
     return '%r/%d' % (key, part)
@@ -209,6 +214,10 @@ class Server(Node):
     # ---- replaced workers ----------------------------------------------------------------
     def _dispatch(self, msg):
         ident = parse_name(msg.src)
+        if msg.cmd in _WORKER_REQUESTS and self.book is not None and \
+                (ident is None or ident[0] != 'worker' or ident[1] >= self.book['num_workers']):
+            raise ValueError('%s is no worker of this job (worker:0 to worker:%d)'
+                             % (msg.src, self.book['num_workers'] - 1))
         if ident is not None and ident[0] == 'worker' and self.book is not None:
             _, rank, incarnation = ident
             current = self.incarnations.get(rank, 0)
@@ -309,7 +318,10 @@ class Server(Node):
         if data.size != slot.stored.size:
             raise ValueError('pushed %d values to key %r part %d, which holds %d'
                              % (data.size, msg.key, msg.part, slot.stored.size))
-        return data.reshape(slot.stored.shape).astype(slot.stored.dtype, copy=False)
+        if data.dtype != slot.stored.dtype:  # (workers convert, exactly, before sending)
+            raise ValueError('pushed %s values to key %r part %d, which holds %s'
+                             % (data.dtype, msg.key, msg.part, slot.stored.dtype))
+        return data.reshape(slot.stored.shape)
 
     def _on_push(self, msg):
         if msg.key is None and msg.body and 'items' in msg.body:

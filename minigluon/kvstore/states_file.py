@@ -5,12 +5,14 @@ An ``.npz`` archive holding ``server_<rank>`` (the bytes of that server's
 it is only loaded back into a job with as many servers.
 """
 import json
+import os
 import zipfile
 
 import numpy as np
 
 from ..base import MXNetError
 from ..ndarray.serialization import atomic_write
+from ..ndarray.zip_format import read_member
 
 _FORMAT = 'minigluon.dist-optimizer-states'
 
@@ -26,10 +28,13 @@ def save(fname, blobs):
 def load(fname, servers):
     """``{server rank: uint8 array}`` from ``fname``, for a job with ``servers``."""
     try:
+        size = os.path.getsize(fname)
         with np.load(fname, allow_pickle=False) as archive:
-            meta = json.loads(bytes(archive['__meta__']).decode('utf-8'))
-            blobs = {n: archive[n] for n in archive.files if n.startswith('server_')}
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            meta = json.loads(bytes(read_member(archive, '__meta__', size)).decode('utf-8'))
+            blobs = {n: read_member(archive, n, size) for n in archive.files
+                     if n.startswith('server_')}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, NotImplementedError,
+            RuntimeError) as exc:
         raise MXNetError('load_optimizer_states: %s is not a distributed optimizer state '
                          'file: %s' % (fname, exc)) from None
     if meta.get('format') != _FORMAT or meta.get('num_servers') != len(servers):

@@ -2,13 +2,15 @@
 
 Every ZeroMQ socket of a process belongs to one background thread (ZeroMQ sockets
 are not thread-safe). ``send`` may be called from any thread: other threads hand
-messages to it through a queue and a wake-up pipe. The thread sends them, receives,
-authenticates and validates every incoming frame set (dropping and logging bad ones), drops
-duplicates and replays, acknowledges when ``PS_RESEND`` is on and re-sends what was
-not acknowledged in time (delivering each sender's messages in the order sent), and
-calls the node's handler and timers. Handlers therefore run on the I/O
-thread and never need locks among themselves. Arrays for a peer on the same host go
-through shared memory (shm.py), only their header through the socket.
+messages to it through a queue and a wake-up pipe. The thread admits connections
+(gate.py), opens a session on each (session.py), sends, receives, authenticates and
+validates every incoming frame set (dropping and logging bad ones), drops duplicates
+and replays, answers an authentic request it cannot use with its error,
+acknowledges when ``PS_RESEND`` is on and re-sends what was not acknowledged in
+time (delivering each session's messages in the order sent), and calls the node's
+handler and timers. Handlers therefore run on the I/O thread and never need locks
+among themselves. Arrays for a peer on the same host go through shared memory
+(shm.py), only their header through the socket.
 """
 import collections
 import logging
@@ -21,29 +23,37 @@ import time
 import zmq
 
 from ..network import address_towards, interface_address
-from . import shm, wire
+from . import gate, session, shm, wire
 
 log = logging.getLogger('minigluon.kvstore')
 
+HELLO_RETRY_S = 0.5     # a hello (or its challenge) may be lost: PS_DROP_MSG, a slow peer
+
 
 class _Inbox:
-    """Messages from one sender: each delivered once, in the order it sent them.
+    """Messages of one session: each delivered once, in the order it sent them.
 
-    A sender numbers its messages to each peer 1, 2, 3, ... With ``PS_RESEND`` a
+    A sender numbers its messages in each session 1, 2, 3, ... With ``PS_RESEND`` a
     re-sent message arrives after later ones, which wait here until it comes (so a
     pull cannot overtake the push before it); without, a gap is a message that will
     never come, so it is skipped. Duplicates and replays are dropped either way, and
-    the memory kept is only what waits for a gap.
+    the memory kept is only what waits for a gap. A number more than ``WINDOW``
+    ahead is no message this sender could have sent.
     """
     __slots__ = ('next', 'held')
+    WINDOW = 1 << 16
 
     def __init__(self):
         self.next = 1
         self.held = {}
 
+    def is_new(self, seq):
+        """Whether ``seq`` was neither delivered nor is held (and is in the window)."""
+        return self.next <= seq < self.next + self.WINDOW and seq not in self.held
+
     def accept(self, msg, wait_for_gaps):
         """The messages now deliverable, in order (none for a duplicate or an early one)."""
-        if msg.seq < self.next or msg.seq in self.held:
+        if not self.is_new(msg.seq):
             return []
         if not wait_for_gaps:
             self.next = msg.seq + 1
@@ -70,15 +80,21 @@ class Van:
         Bind a ROUTER socket there for peers to connect to (port 0: any free port).
     on_failure : callable(str), optional
         Called if the I/O thread itself breaks (a bug), so the node can stop loudly.
+    provisional : bool
+        ``name`` is temporary (a node not yet given its name by the scheduler), so
+        messages addressed to the name it will get are accepted too.
     """
 
-    def __init__(self, cfg, name, on_message, bind=None, on_failure=None):
+    def __init__(self, cfg, name, on_message, bind=None, on_failure=None, provisional=False):
         self.cfg = cfg
         self.name = name
         self.on_message = on_message
         self.on_failure = on_failure
         self._ctx = zmq.Context()
-        self._secret = cfg.secret
+        self._sessions = session.Sessions(session.job_key(cfg.secret, cfg.job_id))
+        self._gate = gate.Gate(self._ctx, self._sessions.job_key, cfg.encrypt)
+        self._names = {name}
+        self._provisional = provisional
         self._transport = cfg.transport if shm.available() else 'tcp'
         # (a batch meant for shared memory may have to come in frames when the ring is full)
         self._max_msg = max(cfg.chunk_bytes, _shm_batch(cfg) if self._transport != 'tcp' else 0) \
@@ -86,7 +102,9 @@ class Van:
         self._router = None
         self.endpoint = None
         if bind is not None:
+            gate.raise_open_file_limit()
             self._router = self._socket(zmq.ROUTER)
+            self._gate.serve(self._router)
             self._router.setsockopt(zmq.MAXMSGSIZE, self._max_msg)
             self._router.setsockopt(zmq.ROUTER_MANDATORY, 1)
             host, port = bind
@@ -101,6 +119,9 @@ class Van:
                 raise OSError('cannot listen on %s:%s: %s' % (host, port, exc)) from None
             self.endpoint = (host, port)
         self._routes = {}        # peer name -> (socket, routing id or None)
+        self._session_to = {}    # peer name -> the Session of its connection
+        self._hellos = {}        # peer -> [socket, nonce, last sent, messages waiting]
+        self.heard = {}          # peer name -> when a new message from it last came
         self._peer_of = {}       # DEALER socket -> the peer name we connected it to
         self._outbox = collections.deque()
         # a pipe, not a ZeroMQ socket, wakes the I/O thread: any thread may write to it
@@ -110,12 +131,14 @@ class Van:
         self._last_seq = {}      # peer -> last sequence number sent to it
         self._channel = {}       # peer name -> the name it was first reached by (aliases)
         self._unacked = {}       # (channel, seq) -> [dest, frames, last send time]
-        self._inboxes = {}       # sender -> _Inbox
+        self._inboxes = {}       # session id -> _Inbox
         self._timers = []        # [next time, period, fn]
         self._poller = zmq.Poller()
         self._poller.register(self._wake_rx, zmq.POLLIN)
         if self._router is not None:
             self._poller.register(self._router, zmq.POLLIN)
+            self._poller.register(self._gate.handler, zmq.POLLIN)
+            self._poller.register(self._gate.monitor, zmq.POLLIN)
         self._stop = False
         self._thread = threading.Thread(target=self._run, name='kvstore-van', daemon=True)
         self._rejected = 0
@@ -247,6 +270,7 @@ class Van:
     def alias(self, name, known):
         """Reach peer ``name`` the way ``known`` was reached (a node renamed on joining)."""
         self._routes[name] = self._routes[known]
+        self._session_to[name] = self._session_to[known]
         self._channel[name] = self._channel.get(known, known)
 
     def forget(self, name):
@@ -255,7 +279,9 @@ class Van:
         channel = self._channel.pop(name, name)
         for peer in (name, channel):
             self._routes.pop(peer, None)
-            self._inboxes.pop(peer, None)
+            old = self._session_to.pop(peer, None)
+            if old is not None:
+                self._inboxes.pop(old.sid, None)
             self._mapped.pop(peer, None)
             self._stores.pop(peer, None)
         if self._store is not None:
@@ -268,25 +294,33 @@ class Van:
             del self._unacked[entry]
 
     def rename(self, name):
-        """Take the name the job assigned. Numbering restarts for the new name; what was
-        sent under the old one (the registration) is known to have arrived."""
+        """Take the name the job assigned (numbering and re-sending go on in each
+        session as before)."""
         self.name = name
-        self._last_seq.clear()
-        self._unacked.clear()
+        self._names.add(name)
+        self._provisional = False
         self._rings.clear()  # (offered under the old name: peers know it by that one)
 
     def _transmit(self, dest, msg):
         # numbered here, on the I/O thread, so numbers follow the order on the socket
+        link = self._session_to.get(dest)
+        if link is None:
+            if dest in self._hellos:  # its session is being opened: sent once it is
+                self._hellos[dest][3].append(msg)
+            else:
+                log.warning('%s: no route to %s; message dropped', self.name, dest)
+            return
         channel = self._channel.get(dest, dest)
         if channel not in self._rings and self._transport != 'tcp' and \
                 any(a.nbytes >= shm.MIN_BYTES for a in msg.arrays):
             self._offer(dest, channel)
         msg.src = self.name
+        msg.to = dest
         msg.seq = self._last_seq[channel] = self._last_seq.get(channel, 0) + 1
         for ref in msg.shm or ():
             if ref is not None and len(ref) == 3:   # a value of the store, not a copy
                 self._store.sent(ref, channel, msg.seq)
-        frames = wire.encode(self._secret, msg)
+        frames = wire.encode(link.key, msg, link.sid)
         if self.cfg.verbose >= 2:
             log.info('%s -> %s: %r', self.name, dest, msg)
         if self.cfg.resend:
@@ -390,6 +424,9 @@ class Van:
         if self.cfg.resend:
             self._resend(now)
             wait = min(wait, self.cfg.resend_timeout / 4)
+        for peer, hello in list(self._hellos.items()):
+            if now - hello[2] >= HELLO_RETRY_S:
+                self._send_hello(peer)
         return int(wait * 1000)
 
     def _resend(self, now):
@@ -414,12 +451,53 @@ class Van:
     def _open(self, peer, host, port):
         sock = self._socket(zmq.DEALER)
         sock.setsockopt(zmq.MAXMSGSIZE, self._max_msg)
+        self._gate.present(sock)
         sock.connect('tcp://%s:%d' % (_bracket(host), port))
         self._peer_of[sock] = peer
         self._routes[peer] = (sock, None)
         self._poller.register(sock, zmq.POLLIN)
+        self._hellos[peer] = [sock, session.new_nonce(), 0.0, []]
+        self._send_hello(peer)
         if self.cfg.verbose >= 1:
             log.info('%s: connecting to %s at %s:%d', self.name, peer, host, port)
+
+    def _send_hello(self, peer):
+        """Ask ``peer`` for a session (again, until its challenge comes)."""
+        hello = self._hellos[peer]
+        hello[2] = time.monotonic()
+        frames = wire.encode(self._sessions.job_key, wire.Message(
+            'hello', self.name, to=peer, body={'nonce': hello[1].hex()}))
+        try:
+            hello[0].send_multipart(frames, zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # tried again shortly
+
+    def _handshake(self, sock, rid, msg):
+        """A hello (we grant a session) or the challenge answering ours (it opens)."""
+        body = msg.body or {}
+        nonce = session.parse_nonce(body.get('nonce'))
+        if msg.cmd == 'hello' and rid is not None and nonce is not None:
+            sid = self._sessions.grant(nonce)
+            frames = wire.encode(self._sessions.job_key, wire.Message(
+                'challenge', self.name, to=msg.src, body={'nonce': nonce.hex(), 'sid': sid.hex()}))
+            try:
+                sock.send_multipart([rid] + frames, zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # the peer is gone, or will say hello again
+            return
+        peer = self._peer_of.get(sock)
+        hello = self._hellos.get(peer)
+        sid = session.parse_nonce(body.get('sid'))
+        if msg.cmd == 'challenge' and rid is None and hello is not None and sid is not None \
+                and nonce == hello[1]:
+            del self._hellos[peer]
+            self._session_to[peer] = self._sessions.accept(nonce, sid, peer)
+            for waiting in hello[3]:
+                self._transmit(peer, waiting)
+            return
+        # (a replayed challenge, or the answer to a hello said again): nothing to do
+        if msg.cmd != 'challenge':
+            self._note_rejected('a %s that answers nothing we asked' % msg.cmd)
 
     def _drain(self, sock):
         if sock == self._wake_rx:
@@ -428,6 +506,12 @@ class Van:
                     pass
             except BlockingIOError:
                 pass
+            return
+        if sock is self._gate.handler:
+            self._gate.answer()
+            return
+        if sock is self._gate.monitor:
+            self._gate.report()
             return
         for _ in range(256):  # bounded, so one busy peer cannot starve timers
             try:
@@ -442,46 +526,129 @@ class Van:
             self._receive(sock, rid, frames)
 
     def _receive(self, sock, rid, frames):
-        if self.cfg.drop_msg and random.random() * 100 < self.cfg.drop_msg:
-            return  # PS_DROP_MSG: simulate a lossy network (before a region is ever viewed)
+        link = None
         try:
-            msg = wire.decode(self._secret, frames, self._shm_view)
+            sid = wire.session_of(frames)
+            if sid == wire.NO_SESSION:
+                msg = wire.decode(self._sessions.job_key, frames)
+                if msg.cmd not in ('hello', 'challenge'):
+                    raise wire.WireError('%s outside a session' % msg.cmd)
+            else:
+                if self.cfg.drop_msg and random.random() * 100 < self.cfg.drop_msg:
+                    return  # PS_DROP_MSG: a lossy network (before a shared region is viewed)
+                link = self._sessions.find(sid)
+                if link is None:
+                    raise wire.WireError('unknown session (from an earlier connection, another '
+                                         'node or another job)')
+                if rid is None and link is not self._session_to.get(self._peer_of.get(sock)):
+                    raise wire.WireError('a session of another connection')
+                msg = wire.decode(link.key, frames, self._shm_view)
+        except wire.Rejected as exc:
+            msg = self._rejected_request(link, exc)
+            if msg is None:
+                return
         except wire.WireError as exc:
             if self.cfg.resend and shm.STALE in str(exc):
                 return  # a duplicate (its region was released when the first copy was used)
-            self._rejected += 1
-            if self._rejected <= 10 or self.cfg.verbose:
-                log.warning('%s: dropped a malformed or unauthenticated message: %s',
-                            self.name, exc)
+            self._note_rejected(exc)
             return
-        if rid is not None and (msg.src not in self._routes or
-                                self._routes[msg.src][0] is self._router):
-            self._routes[msg.src] = (sock, rid)
+        if link is None:
+            self._handshake(sock, rid, msg)
+            return
+        if msg.cmd != 'rejected' and (msg.to is None or
+                                      (msg.to not in self._names and not self._provisional)):
+            self._note_rejected('%s addressed to %r, not to this node' % (msg.cmd, msg.to))
+            return
+        if (rid is None and msg.src != self._peer_of.get(sock)) or \
+                (rid is not None and self._routes.get(msg.src, (self._router,))[0] is not
+                 self._router):
+            # a connection we opened speaks for the peer we opened it to, and a peer we
+            # connected to never speaks through one opened to us
+            self._note_rejected('%s claims to come from %s' % (msg.cmd, msg.src))
+            return
         if msg.cmd == 'ack':  # acks are not numbered (seq 0) and never acknowledged
             # (a connection we opened tells which peer acknowledged, whatever its name now)
             peer = self._peer_of.get(sock, msg.src)
             self._unacked.pop((self._channel.get(peer, peer), msg.req), None)
+            if rid is None:  # (only the peer itself can write to a connection we opened)
+                self.heard[peer] = time.monotonic()
             return
+        inbox = self._inboxes.get(link.sid)
+        if inbox is None:
+            inbox = self._inboxes[link.sid] = _Inbox()
+        if not inbox.is_new(msg.seq):
+            # a re-sent message whose ack was lost, or a replay: no effect but the ack
+            if rid is None or self._routes.get(msg.src) == (sock, rid):
+                self.heard[msg.src] = time.monotonic()  # (a re-send: its sender lives)
+            if self.cfg.resend and msg.src in self._routes:
+                self._ack(link, msg)
+            return
+        # verified and new: only now may it teach us where its sender is
+        self._sessions.confirm(link)
+        link.peer = msg.src
+        self.heard[msg.src] = time.monotonic()
+        if rid is not None and (msg.src not in self._routes or
+                                self._routes[msg.src][0] is self._router):
+            self._routes[msg.src] = (sock, rid)
+            self._session_to[msg.src] = link
         if self.cfg.resend:
-            ack = wire.Message('ack', self.name, 0, req=msg.seq)
-            self._write(msg.src, wire.encode(self._secret, ack))
-        inbox = self._inboxes.setdefault(msg.src, _Inbox())
+            self._ack(link, msg)
         for ready in inbox.accept(msg, wait_for_gaps=self.cfg.resend):
             if self.cfg.verbose >= 2:
                 log.info('%s <- %s: %r', self.name, ready.src, ready)
             if ready.cmd == 'transport':  # between the two vans: the node never sees it
                 self._on_transport(sock, ready)
                 continue
+            if ready.cmd == 'rejected':
+                self._refuse(ready, ready.err)
+                continue
             store = self._stores.get(ready.src)
             if store is not None:
                 store.delivered(ready.seq)
             try:
                 self.on_message(ready)
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError,
+                    RuntimeError) as exc:  # (MXNetError is a RuntimeError)
                 # an authentic but malformed request (e.g. a shape that is not a list):
-                # dropped and logged like any malformed frame; the node carries on
-                log.warning('%s: dropped %r from %s that its handler could not use: %s: %s',
-                            self.name, ready.cmd, ready.src, type(exc).__name__, exc)
+                # refused like a malformed frame; the node carries on
+                self._refuse(ready, '%s: %s' % (type(exc).__name__, exc))
+
+    def _ack(self, link, msg):
+        ack = wire.Message('ack', self.name, 0, req=msg.seq, to=msg.src)
+        self._write(msg.src, wire.encode(link.key, ack, link.sid))
+
+    def _note_rejected(self, reason):
+        self._rejected += 1
+        if self._rejected <= 10 or self.cfg.verbose or self._rejected % 10000 == 0:
+            log.warning('%s: dropped a malformed or unauthenticated message: %s (%d so far)',
+                        self.name, reason, self._rejected)
+
+    def _rejected_request(self, link, exc):
+        """An authentic message that cannot be used: a stand-in that takes its place in
+        its session's order (so nothing after it waits for it) and is answered with the
+        reason; None when not even its number can be read."""
+        header = exc.header
+        if link is None or header is None:
+            self._note_rejected(exc)
+            return None
+        req = header.get('req')
+        to = header.get('to')
+        return wire.Message('rejected', header['src'], header['seq'],
+                            req=req if type(req) is int and req >= 0 else None,
+                            body={'cmd': header['cmd']}, err=str(exc),
+                            to=to if isinstance(to, str) else None)
+
+    def _refuse(self, msg, reason):
+        """Log why an authentic message was not used; answer it with that reason when its
+        sender waits for an answer."""
+        cmd = msg.body['cmd'] if msg.cmd == 'rejected' else msg.cmd
+        self._rejected += 1
+        if self._rejected <= 10 or self.cfg.verbose or self._rejected % 10000 == 0:
+            log.warning('%s: refused %s from %s: %s', self.name, cmd, msg.src, reason)
+        if cmd in wire.REQUESTS and msg.req is not None:
+            self._transmit(msg.src, wire.Message(
+                'reply', '', req=msg.req, err='%s refused %s request %d: %s'
+                % (self.name, cmd, msg.req, reason)))
 
     def _shm_view(self, src, seq, ref, dtype, shape, nbytes):
         mapping = (self._stores if isinstance(ref, list) and len(ref) == 3

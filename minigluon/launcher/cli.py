@@ -47,9 +47,12 @@ environment of each process:
   MINIGLUON_PS_SECRET  the job's secret: this launcher's own MINIGLUON_PS_SECRET
                      if set, else a fresh random token; it is passed through the
                      environment or stdin, never on a command line
+  MINIGLUON_PS_JOB_ID  a fresh random id for this job (sessions are bound to it,
+                     so jobs that share a secret cannot replay into each other)
   plus --env (every process), --env-server, --env-worker, and, when set here,
   DMLC_INTERFACE, OMP_NUM_THREADS and the PS_*, MXNET_* and MINIGLUON_PS_*
-  variables (PS_VERBOSE, MXNET_KVSTORE_BIGARRAY_BOUND, ...).
+  variables (PS_VERBOSE, MXNET_KVSTORE_BIGARRAY_BOUND, MINIGLUON_PS_ENCRYPT=curve,
+  ...).
   `--env KEY` passes this host's value of KEY; KEY:VALUE is accepted as in MXNet.
 
 launchers:

@@ -3,7 +3,8 @@ environment each of its processes gets.
 
 Every process gets ``DMLC_ROLE``, ``DMLC_PS_ROOT_URI``, ``DMLC_PS_ROOT_PORT``,
 ``DMLC_NUM_SERVER``, ``DMLC_NUM_WORKER``, ``DMLC_NODE_HOST``, the job secret in
-``MINIGLUON_PS_SECRET``, and servers and workers their index in ``DMLC_SERVER_ID``
+``MINIGLUON_PS_SECRET``, a fresh random job id in ``MINIGLUON_PS_JOB_ID`` (so that
+jobs sharing a secret cannot replay into each other), and servers and workers their index in ``DMLC_SERVER_ID``
 or ``DMLC_WORKER_ID``. Those names belong to the launcher: a value inherited from
 the launcher's own environment is removed, and ``--env`` cannot set them.
 """
@@ -16,8 +17,10 @@ from .bootstrap import INDEX_VARIABLES
 from .placement import Task
 
 SECRET_VARIABLE = 'MINIGLUON_PS_SECRET'
+JOB_ID_VARIABLE = 'MINIGLUON_PS_JOB_ID'
 MANAGED = ('DMLC_ROLE', 'DMLC_PS_ROOT_URI', 'DMLC_PS_ROOT_PORT', 'DMLC_NUM_SERVER',
-           'DMLC_NUM_WORKER', 'DMLC_NODE_HOST', *INDEX_VARIABLES.values(), SECRET_VARIABLE)
+           'DMLC_NUM_WORKER', 'DMLC_NODE_HOST', *INDEX_VARIABLES.values(), SECRET_VARIABLE,
+           JOB_ID_VARIABLE)
 # Passed from the launcher's environment to every process, remote ones too, as
 # MXNet's tracker does, so that `PS_VERBOSE=1 minigluon-launch ...` works on every host.
 PASSED_ON = ('DMLC_INTERFACE', 'OMP_NUM_THREADS')
@@ -56,6 +59,7 @@ class Job:
     env: Dict[str, str] = field(default_factory=dict)         # every process
     env_server: Dict[str, str] = field(default_factory=dict)  # servers only
     env_worker: Dict[str, str] = field(default_factory=dict)  # workers only
+    job_id: str = field(default_factory=lambda: secrets.token_hex(16))
 
     def count(self, role):
         """The number of tasks of ``role`` ('scheduler', 'server' or 'worker')."""
@@ -68,7 +72,7 @@ class Job:
                     'DMLC_PS_ROOT_PORT': str(self.root_port),
                     'DMLC_NUM_SERVER': str(self.count('server')),
                     'DMLC_NUM_WORKER': str(self.count('worker')),
-                    SECRET_VARIABLE: self.secret})
+                    SECRET_VARIABLE: self.secret, JOB_ID_VARIABLE: self.job_id})
         return env
 
     def role_environment(self, role):

@@ -7,6 +7,7 @@ version MXNet 1.x reads, and the zip archives of earlier minigluon versions
 the same folder is renamed over the destination.
 """
 import os
+import socket
 import tempfile
 
 from ..base import MXNetError, MXNetTypeError
@@ -18,10 +19,16 @@ _NPY_MAGIC = b'\x93NUMPY'
 
 
 def atomic_write(path, write):
-    """Call ``write(file)`` on a temporary file, then rename it to ``path``."""
+    """Call ``write(file)`` on a temporary file, then rename it to ``path``.
+
+    The temporary file is named after the host and process writing it, so the next
+    save of ``path`` removes what a save killed on this host left behind.
+    """
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=folder)
+    mine = '.%s.mgsave-%s-' % (os.path.basename(path), socket.gethostname())
+    _remove_abandoned(folder, mine)
+    fd, tmp = tempfile.mkstemp(prefix='%s%d-' % (mine, os.getpid()), dir=folder)
     try:
         with os.fdopen(fd, 'wb') as f:
             write(f)
@@ -32,6 +39,29 @@ def atomic_write(path, write):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _remove_abandoned(folder, prefix):
+    """Remove the temporary files ``prefix<pid>-*`` whose process no longer runs."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):].split('-', 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue            # still writing
+        except ProcessLookupError:
+            pass
+        except OSError:         # (another user's process: alive)
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
 
 
 def save(fname, data):

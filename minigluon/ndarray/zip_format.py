@@ -29,6 +29,43 @@ def is_zip(head):
     return head[:4] in ZIP_MAGICS
 
 
+def read_member(archive, name, size):
+    """Entry ``name`` of the open ``.npz`` ``archive`` (``size``: the archive's bytes),
+    with what its header claims checked against what the entry can hold before
+    anything is allocated (a forged header must not ask for terabytes).
+
+    Raises
+    ------
+    ValueError
+        Saying which entry claims what.
+    """
+    info = archive.zip.getinfo(name + '.npy')
+    stored = info.compress_type == zipfile.ZIP_STORED
+    if info.compress_size > size or info.file_size > (
+            info.compress_size if stored else 1100 * info.compress_size):  # (deflate: <1032x)
+        raise ValueError('entry %r claims %d bytes in %d compressed ones, in an archive of %d'
+                         % (name, info.file_size, info.compress_size, size))
+    with archive.zip.open(info) as f:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError('entry %r is a .npy file of version %s' % (name, version))
+    count = 1
+    for n in shape:
+        count *= n
+    if count * dtype.itemsize > info.file_size:
+        raise ValueError('entry %r claims %s %s (%d bytes) but holds %d bytes'
+                         % (name, dtype, shape, count * dtype.itemsize, info.file_size))
+    try:
+        return archive[name]
+    except MemoryError:
+        raise ValueError('entry %r (%s %s) does not fit in memory' % (name, dtype, shape)) \
+            from None
+
+
 def decode(data):
     """``(arrays, names)`` from the bytes of a zip array file; names is None for a list."""
     try:
@@ -40,13 +77,13 @@ def decode(data):
         raise FormatError('a single .npy array, not an archive')
     with archive:
         try:
-            meta = json.loads(bytes(archive['__meta__']).decode('utf-8'))
+            meta = json.loads(bytes(read_member(archive, '__meta__', len(data))).decode('utf-8'))
             kind, names, count = meta['kind'], meta['names'], int(meta['count'])
             if meta.get('format') != FORMAT or kind not in ('list', 'dict'):
                 raise ValueError('unknown format %r/%r' % (meta.get('format'), kind))
             arrays = []
             for i in range(count):
-                a = archive['arr_%d' % i]
+                a = read_member(archive, 'arr_%d' % i, len(data))
                 if str(a.dtype) not in SUPPORTED_DTYPES:
                     raise ValueError('entry %d has unsupported dtype %s' % (i, a.dtype))
                 arrays.append(a)

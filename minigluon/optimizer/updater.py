@@ -14,6 +14,7 @@ from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.dtypes import SUPPORTED_DTYPES
 from ..ndarray.ndarray import NDArray
+from ..ndarray.zip_format import read_member
 from .optimizer import Optimizer
 
 FORMAT = 'minigluon.optimizer-states'
@@ -117,12 +118,14 @@ class Updater:
         """Restore what ``get_states`` returned; arrays go to ``ctx`` or the weights' context."""
         try:
             with np.load(io.BytesIO(states), allow_pickle=False) as archive:
-                header = json.loads(bytes(archive['__header__']).decode('utf-8'))
+                header = json.loads(bytes(read_member(archive, '__header__', len(states)))
+                                    .decode('utf-8'))
                 if header.get('format') != FORMAT:
                     raise ValueError('unknown format %r' % header.get('format'))
                 count = sum(1 for n in archive.files if n.startswith('arr_'))
-                arrays = [archive['arr_%d' % i] for i in range(count)]
-        except (ValueError, KeyError, OSError, zipfile.BadZipFile, TypeError, EOFError) as exc:
+                arrays = [read_member(archive, 'arr_%d' % i, len(states)) for i in range(count)]
+        except (ValueError, KeyError, OSError, zipfile.BadZipFile, TypeError, EOFError,
+                NotImplementedError, RuntimeError) as exc:
             raise MXNetError('invalid optimizer states: %s' % exc) from None
         for a in arrays:
             if str(a.dtype) not in SUPPORTED_DTYPES:

@@ -34,12 +34,12 @@ class Cluster:
     """A job of ``num_servers`` servers and ``num_workers`` workers running ``worker_code``.
 
     ``env`` adds or overrides variables for every process; ``worker_env`` per worker
-    rank. Call ``start()``, then ``wait()``; ``close()`` (also on exit of a ``with``
+    rank, ``server_env`` per server rank. Call ``start()``, then ``wait()``; ``close()`` (also on exit of a ``with``
     block) kills whatever is left.
     """
 
     def __init__(self, tmp_path, worker_code, num_workers=2, num_servers=1, env=None,
-                 worker_env=None, start_workers=None):
+                 worker_env=None, start_workers=None, server_env=None):
         self.tmp_path = tmp_path
         self.marker = 'mgtest-%s' % secrets.token_hex(6)
         self.script = os.path.join(str(tmp_path), 'worker_%s.py' % self.marker)
@@ -59,6 +59,7 @@ class Cluster:
         })
         self.env.update(env or {})
         self.worker_env = worker_env or {}
+        self.server_env = server_env or {}
         self.start_workers = range(num_workers) if start_workers is None else start_workers
         self.procs = {}
         self.logs = {}
@@ -75,7 +76,7 @@ class Cluster:
         serve = [sys.executable, '-c', 'import minigluon  # ' + self.marker]
         self._spawn('scheduler', 'scheduler', serve)
         for s in range(self.num_servers):
-            self._spawn('server:%d' % s, 'server', serve)
+            self._spawn('server:%d' % s, 'server', serve, self.server_env.get(s))
         for w in self.start_workers:
             self.start_worker(w)
         return self

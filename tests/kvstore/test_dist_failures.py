@@ -165,3 +165,34 @@ def test_a_pull_after_a_barrier_sees_every_push_even_when_pushes_are_resent(tmp_
         job.assert_success(timeout=60)
         for rank in range(3):
             assert results(job, 'worker:%d' % rank)[0] == [-48.0] * 3  # -(1+2+3)*8
+
+
+HALF_LOST = '''
+import json, time
+from minigluon import nd, kv
+store = kv.create('dist_sync')
+r = store.rank
+store.init('w', nd.zeros((4,)))
+sums = []
+deadline = time.monotonic() + 4            # long enough for many repaired gaps
+while time.monotonic() < deadline or len(sums) < 3:
+    store.push('w', nd.ones((4,)) * (r + 1))
+    out = nd.zeros((4,))
+    store.pull('w', out=out)
+    sums.append(out.asnumpy().tolist())
+    time.sleep(0.05)
+store.barrier()
+print('RESULT', json.dumps(sums))
+'''
+
+
+def test_half_the_messages_lost_and_repaired_never_make_a_live_node_look_dead(tmp_path):
+    # every other message is dropped and re-sent a second later, so a sender's later
+    # messages often wait seconds for a re-sent one before them: they show it alive
+    env = {'PS_DROP_MSG': '50', 'PS_RESEND': '1', 'PS_RESEND_TIMEOUT': '1000',
+           'PS_HEARTBEAT_INTERVAL': '0.5', 'PS_HEARTBEAT_TIMEOUT': '3'}
+    with Cluster(tmp_path, HALF_LOST, num_workers=2, num_servers=1, env=env) as job:
+        job.assert_success(timeout=120)
+        for rank in range(2):
+            sums = results(job, 'worker:%d' % rank)[0]
+            assert len(sums) >= 3 and all(s == [3.0] * 4 for s in sums)

@@ -5,10 +5,12 @@ import time
 import pytest
 
 from minigluon.kvstore.config import Config
-from minigluon.kvstore.wire import Message, encode
+from minigluon.kvstore.wire import Message
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from minigluon.kvstore.van import Van  # noqa: E402  (needs pyzmq)
+
+from .peer import Peer  # noqa: E402
 
 SECRET = b's' * 32
 
@@ -54,7 +56,8 @@ def test_messages_arrive_once_and_in_order_with_bounded_state(lossy):
         for i, server in enumerate(servers):
             expected = [('worker:0', n) for n in range(i, count, 2)]
             assert server.wait_for(len(expected)) == expected
-            inbox = server.van._inboxes['worker:0']
+            link = server.van._session_to['worker:0']
+            inbox = server.van._inboxes[link.sid]
             assert inbox.held == {} and inbox.next == len(expected) + 1  # nothing piles up
         sender.drain(5)
         assert not sender._unacked
@@ -108,15 +111,13 @@ def test_send_is_safe_from_any_thread_and_from_handlers(lossy):
 
 def test_a_replayed_authentic_message_is_delivered_once():
     server = Receiver(config(), 'server:0')
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.DEALER)
+    peer = Peer(server.van.endpoint, SECRET, '')
     try:
-        sock.connect('tcp://%s:%d' % server.van.endpoint)
-        frames = encode(SECRET, Message('push', 'worker:0', seq=1, key='w'))
-        for _ in range(3):
-            sock.send_multipart(frames)
-        sock.send_multipart(encode(SECRET, Message('push', 'worker:0', seq=2, key='v')))
+        frames = peer.send(Message('push', 'worker:0', key='w'))
+        for _ in range(2):
+            peer.send_frames(frames)
+        peer.send(Message('push', 'worker:0', key='v'))
         assert server.wait_for(2) == [('worker:0', 'w'), ('worker:0', 'v')]
     finally:
-        ctx.destroy(linger=0)
+        peer.close()
         server.van.stop()

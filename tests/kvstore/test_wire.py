@@ -23,7 +23,7 @@ def frames_of(msg, secret=SECRET):
 def signed(header, arrays=(), secret=SECRET):
     """Frames with a valid tag around a hand-written header."""
     raw = json.dumps(header).encode('utf-8')
-    return [hmac.new(secret, raw, hashlib.sha256).digest(), raw] + list(arrays)
+    return [wire.NO_SESSION + hmac.new(secret, raw, hashlib.sha256).digest(), raw] + list(arrays)
 
 
 def push_header(**changes):
@@ -135,7 +135,8 @@ def test_malformed_header_fields_are_rejected(changes):
 def test_a_huge_header_is_rejected_before_parsing():
     raw = b'{"pad": "' + b'a' * (wire.MAX_HEADER_BYTES + 1) + b'"}'
     with pytest.raises(WireError, match='header of'):
-        wire.decode(SECRET, [hmac.new(SECRET, raw, hashlib.sha256).digest(), raw])
+        wire.decode(SECRET, [wire.NO_SESSION + hmac.new(SECRET, raw, hashlib.sha256).digest(),
+                             raw])
     with pytest.raises(ValueError):
         wire.encode(SECRET, Message('push', 'w', body={'pad': 'a' * wire.MAX_HEADER_BYTES}))
 

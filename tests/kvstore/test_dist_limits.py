@@ -1,0 +1,130 @@
+"""What strangers can cost a node: no memory for their messages (they never get past
+ZeroMQ's handshake), and no descriptor shortage from a flood of connections."""
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .cluster import ROOT, Cluster, free_port, results, wait_for_output
+
+zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
+from .peer import Peer  # noqa: E402
+
+WORKER = '''
+import json, os, sys, time
+from minigluon import nd, kv
+store = kv.create('dist_sync')
+r = store.rank
+store.init('w', nd.zeros((5,)))
+if r == 0:
+    print('SERVERS', json.dumps(store.book['servers']), flush=True)
+print('READY', flush=True)
+go = os.path.join(os.path.dirname(os.path.abspath(__file__)), sys.argv[1] + '.go')
+deadline = time.monotonic() + 60
+while not os.path.exists(go):
+    if time.monotonic() > deadline:
+        sys.exit('no go signal')
+    time.sleep(0.02)
+sums = []
+for step in range(1, 4):
+    store.push('w', nd.ones((5,)) * (r + 1) * step)
+    out = nd.zeros((5,))
+    store.pull('w', out=out)
+    sums.append(out.asnumpy().tolist())
+print('RESULT', json.dumps(sums))
+'''
+
+
+def rss_mb(pid):
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) / 1024.0
+    raise AssertionError('no VmRSS for %d' % pid)
+
+
+def test_strangers_multi_frame_messages_cost_a_server_no_memory(tmp_path):
+    with Cluster(tmp_path, WORKER, num_workers=2, num_servers=1) as job:
+        wait_for_output(job, ['worker:0', 'worker:1'], 'READY')
+        line = [ln for ln in job.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
+        _, host, port = json.loads(line.split(' ', 1)[1])[0]
+        server = job.procs['server:0'].pid
+        before = rss_mb(server)
+        chunk = b'\0' * (4 << 20)
+        ctx = zmq.Context()
+        try:
+            complete = ctx.socket(zmq.DEALER)      # 20 messages of 25 frames of 4 MiB
+            complete.setsockopt(zmq.SNDHWM, 0)
+            complete.connect('tcp://%s:%d' % (host, port))
+            sent = 0
+            try:    # (until ZeroMQ gives up on the connection the server refused)
+                for _ in range(20):
+                    complete.send_multipart([b'x' * 48, b'{}'] + [chunk] * 25, zmq.NOBLOCK,
+                                            copy=False)
+                    sent += 1
+                for _ in range(2):                  # 2 x 160 MiB never finished
+                    sock = ctx.socket(zmq.DEALER)
+                    sock.setsockopt(zmq.SNDHWM, 0)
+                    sock.connect('tcp://%s:%d' % (host, port))
+                    for _ in range(40):
+                        sock.send(chunk, zmq.SNDMORE | zmq.NOBLOCK, copy=False)
+                        sent += 1
+            except zmq.Again:
+                pass
+            assert sent > 0
+            time.sleep(3)                           # what would arrive has arrived
+            during = rss_mb(server)
+        finally:
+            ctx.destroy(linger=0)
+        assert during - before < 64, 'server grew from %.0f to %.0f MB' % (before, during)
+        assert 'did not present the job\'s credentials' in job.output('server:0')
+        open(os.path.join(str(tmp_path), job.marker + '.go'), 'w').close()
+        job.assert_success()
+        for rank in range(2):
+            assert results(job, 'worker:%d' % rank)[0] == [[3.0 * s] * 5 for s in (1, 2, 3)]
+
+
+def test_a_flood_of_connections_leaves_the_scheduler_room_and_answering(tmp_path):
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 4096:
+        pytest.skip('the open-file hard limit (%d) leaves no room for the test' % hard)
+    port = free_port()
+    env = dict(os.environ, DMLC_ROLE='scheduler', DMLC_PS_ROOT_URI='127.0.0.1',
+               DMLC_PS_ROOT_PORT=str(port), DMLC_NUM_SERVER='1', DMLC_NUM_WORKER='1',
+               MINIGLUON_PS_SECRET='s' * 32, MINIGLUON_PS_CONNECT_TIMEOUT='30',
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    # started as a login shell often starts things: 1,024 descriptors, more allowed
+    limit = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, min(hard, 1 << 16)))  # noqa
+    log = open(str(tmp_path / 'scheduler.log'), 'w+')
+    proc = subprocess.Popen([sys.executable, '-c', 'import minigluon'], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, preexec_fn=limit)
+    flood = []
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(('127.0.0.1', port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, 'no scheduler'
+                time.sleep(0.1)
+        with open('/proc/%d/limits' % proc.pid) as f:
+            row = [ln.split() for ln in f if ln.startswith('Max open files')][0]
+        assert row[3] == row[4], 'soft limit %s left below the hard limit %s' % (row[3], row[4])
+        for _ in range(1500):                  # more idle connections than 1,024 descriptors
+            flood.append(socket.create_connection(('127.0.0.1', port), timeout=5))
+        time.sleep(1)
+        peer = Peer(('127.0.0.1', port), b's' * 32, '127.0.0.1:%d' % port, to='scheduler')
+        peer.close()                            # (it got its challenge: the scheduler answers)
+        assert proc.poll() is None
+    finally:
+        for s in flood:
+            s.close()
+        proc.kill()
+        proc.wait()
+        log.close()

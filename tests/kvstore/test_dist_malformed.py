@@ -1,0 +1,221 @@
+"""Authentic messages a node cannot use are refused at once, with the reason, and never
+stop a node or hold up what comes after them; a node misconfigured for the job stops
+at registration. Plus a seeded fuzz of every listening role of a live job."""
+import hashlib
+import hmac
+import json
+import os
+import random
+
+import pytest
+
+from minigluon.kvstore import wire
+from minigluon.kvstore.wire import Message
+
+from .cluster import Cluster, alive_with, results, wait_for_output
+
+zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
+from .peer import Peer  # noqa: E402
+
+UNUSABLE = '''
+import json
+from minigluon import nd, kv
+from minigluon.base import MXNetError
+store = kv.create('dist_sync')
+store.init('w', nd.zeros((2,), dtype='int32'))
+errors = {}
+try:
+    store.push('w', nd.array([0.7, 1.9], dtype='float64'))   # not exactly int32
+except MXNetError as exc:
+    errors['dtype'] = str(exc)
+try:
+    store.init('k' * 1025, nd.ones((2,)))                    # the servers refuse the key
+except MXNetError as exc:
+    errors['key'] = str(exc)
+store.push('w', nd.array([1.0, 2.0], dtype='float64'))       # exactly representable: fine
+out = nd.zeros((2,), dtype='int32')
+store.pull('w', out=out)
+print('RESULT', json.dumps({'errors': errors, 'value': out.asnumpy().tolist()}))
+'''
+
+
+@pytest.mark.parametrize('resend', ['0', '1'])
+def test_an_unusable_request_is_refused_at_once_and_holds_nothing_up(tmp_path, resend):
+    env = {'PS_RESEND': resend, 'MINIGLUON_PS_WAIT_TIMEOUT': '30'}
+    with Cluster(tmp_path, UNUSABLE, num_workers=1, num_servers=1, env=env) as job:
+        job.assert_success(timeout=60)
+        res = results(job, 'worker:0')[0]
+        assert res['value'] == [1, 2]
+        assert 'holds int32' in res['errors']['dtype'] and '0.7' in res['errors']['dtype']
+        assert 'server:0 refused init' in res['errors']['key'] and 'bad key' in \
+            res['errors']['key']
+
+
+def test_a_node_whose_job_shape_disagrees_stops_at_registration(tmp_path):
+    env = {'MINIGLUON_PS_CONNECT_TIMEOUT': '5'}
+    server_env = {0: {'DMLC_NUM_WORKER': '1'}, 1: {'DMLC_NUM_WORKER': '3'}}
+    code = 'from minigluon import kv\nkv.create("dist_sync")\n'
+    with Cluster(tmp_path, code, num_workers=2, num_servers=2, env=env,
+                 server_env=server_env) as job:
+        codes = job.wait(60)
+        for rank, theirs in ((0, 1), (1, 3)):
+            out = job.output('server:%d' % rank)
+            assert codes['server:%d' % rank] == 1, job.all_output()
+            assert 'DMLC_NUM_WORKER=%d, but the job has DMLC_NUM_WORKER=2' % theirs in out
+        assert all(c != 0 for c in codes.values()), 'the job cannot have run: %s' % codes
+    assert not alive_with(job.marker)
+
+
+# ---- fuzz -------------------------------------------------------------------------------
+WORKER = '''
+import json, os, sys, time
+from minigluon import nd, kv
+store = kv.create('dist_sync')
+r = store.rank
+store.init('w', nd.zeros((5,)))
+if r == 0:
+    print('SERVERS', json.dumps(store.book['servers']), flush=True)
+sums = []
+def one_round(step):
+    store.push('w', nd.ones((5,)) * (r + 1) * step)
+    out = nd.zeros((5,))
+    store.pull('w', out=out)
+    sums.append(out.asnumpy().tolist())
+one_round(1)
+print('READY', flush=True)
+go = os.path.join(os.path.dirname(os.path.abspath(__file__)), sys.argv[1] + '.go')
+deadline = time.monotonic() + 90
+while not os.path.exists(go):
+    if time.monotonic() > deadline:
+        sys.exit('no go signal')
+    time.sleep(0.02)
+for step in range(2, 6):
+    one_round(step)
+print('RESULT', json.dumps(sums))
+'''
+
+BAD_FIELDS = {
+    'arrays': [[['float32', [0, 2 ** 63]]], [['float32', [-1]]], [['object', [2]]],
+               [['float32', [2.5]]], [['float32', 'x']], [['float32', [1] * 33]], 'nope',
+               [['<f4', [2]]], [['float32', [1 << 41, 0]]], [['float32']], [5]],
+    'key': [['s', 'x' * 1025], ['i', 1.5], ['x', 1], 5, ['i', True], ['s'], {}],
+    'part': [-1, 'a', 1.5, True, [0]],
+    'req': [-5, 'r', 2.5],
+    'body': [[1], 'b', 5],
+    'err': [5, ['e']],
+    'to': [5, '', 'x' * 65],
+    'v': [2, None, 'x'],
+    'cmd': ['nope', 5, None],
+    'src': ['', 'x' * 65, 5],
+    'seq': [-1, 'x', 1.5],
+}
+
+
+def malformed_authentic(rng, peer, count):
+    """``count`` frame sets tagged in ``peer``'s session, each with one thing wrong."""
+    fields = sorted(BAD_FIELDS)
+    commands = sorted(wire.COMMANDS - {'hello', 'challenge'})
+    sets = []
+    for _ in range(count):
+        peer.seq += 1
+        header = {'v': wire.VERSION, 'cmd': rng.choice(commands), 'src': 'worker:9',
+                  'to': peer.to, 'seq': peer.seq, 'req': rng.randrange(1, 1 << 30),
+                  'key': ['s', 'w'], 'part': 0, 'body': {'n': 0},
+                  'arrays': [['float32', [2]]]}
+        data = [b'\0' * 8]
+        kind = rng.random()
+        if kind < 0.8:
+            field = rng.choice(fields)
+            header[field] = rng.choice(BAD_FIELDS[field])
+            if field == 'arrays' and header['arrays'] == [['float32', [0, 2 ** 63]]]:
+                data = [b'']                         # the right length for zero elements
+        elif kind < 0.9:
+            data = rng.choice([[], [b'\0' * 7], [b'\0' * 8] * 2, [rng.randbytes(100)]])
+        else:
+            raw = rng.choice([b'not json', b'[1, 2]', b'{' + b'"a":' * 5000, b'\xff\xfe',
+                              json.dumps(header).encode()[:-3], b'{"v": 1e999}'])
+            tag = hmac.new(peer.key, raw, hashlib.sha256).digest()
+            sets.append([peer.sid + tag, raw] + data)
+            continue
+        raw = json.dumps(header).encode()
+        sets.append([peer.sid + hmac.new(peer.key, raw, hashlib.sha256).digest(), raw] + data)
+    return sets
+
+
+def unauthenticated(rng, peer, count):
+    """``count`` frame sets that no session or job key verifies."""
+    good = peer.frames(Message('pull', 'worker:9', key='w', part=0, req=1), number=False)
+    sets = []
+    for _ in range(count):
+        kind = rng.randrange(8)
+        if kind == 0:      # a session nobody granted
+            sets.append([rng.randbytes(48)] + good[1:])
+        elif kind == 1:    # the right session, a wrong tag
+            sets.append([peer.sid + rng.randbytes(32)] + good[1:])
+        elif kind == 2:    # the handshake's key slot with a forged tag
+            sets.append([wire.NO_SESSION + rng.randbytes(32)] + good[1:])
+        elif kind == 3:    # a tampered header under a real tag
+            sets.append([good[0], good[1].replace(b'pull', b'push')])
+        elif kind == 4:
+            sets.append([rng.randbytes(rng.randrange(0, 100))])
+        elif kind == 5:
+            sets.append([rng.randbytes(rng.randrange(0, 60)) for _ in range(rng.randrange(2, 6))])
+        elif kind == 6:
+            sets.append([good[0][:rng.randrange(48)], good[1]])
+        else:
+            sets.append([good[0], rng.randbytes(rng.randrange(0, 2000))])
+    return sets
+
+
+def fuzz(endpoint, to, secret, job_id, seed, count=10000):
+    """Send ``count`` malformed authentic and ``count`` unauthenticated messages to the
+    node at ``endpoint``, then one with shape [0, 2**63]; returns the refusals that
+    came back (by request id)."""
+    rng = random.Random(seed)
+    peer = Peer(endpoint, secret, job_id, name='worker:9', to=to)
+    try:
+        authentic = malformed_authentic(rng, peer, count)
+        forged = unauthenticated(rng, peer, count)
+        slots = [True] * count + [False] * count
+        rng.shuffle(slots)       # interleaved, the authentic ones in their session's order
+        sources = {True: iter(authentic), False: iter(forged)}
+        for slot in slots:
+            peer.send_frames(next(sources[slot]))
+        peer.seq += 1
+        header = {'v': wire.VERSION, 'cmd': 'push', 'src': 'worker:9', 'to': to,
+                  'seq': peer.seq, 'req': 424242, 'key': ['s', 'w'], 'part': 0,
+                  'arrays': [['float32', [0, 2 ** 63]]]}
+        raw = json.dumps(header).encode()
+        peer.send_frames([peer.sid + hmac.new(peer.key, raw, hashlib.sha256).digest(), raw, b''])
+        refusals = {}
+        while 424242 not in refusals:
+            msg = peer.receive(timeout=30)
+            assert msg is not None, 'no refusal of the [0, 2**63] push from %s' % to
+            if msg.cmd == 'reply' and msg.err:
+                refusals[msg.req] = msg.err
+        return refusals
+    finally:
+        peer.close()
+
+
+def test_fuzzing_every_listening_role_crashes_nothing_and_the_sums_stay_exact(tmp_path):
+    with Cluster(tmp_path, WORKER, num_workers=2, num_servers=1) as job:
+        wait_for_output(job, ['worker:0', 'worker:1'], 'READY')
+        line = [ln for ln in job.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
+        _, host, port = json.loads(line.split(' ', 1)[1])[0]
+        secret = job.env['MINIGLUON_PS_SECRET'].encode()
+        job_id = '127.0.0.1:%d' % job.port
+        for seed, (endpoint, to) in enumerate([(('127.0.0.1', job.port), 'scheduler'),
+                                                ((host, port), 'server:0')]):
+            refusals = fuzz(endpoint, to, secret, job_id, seed)
+            assert 'too large' in refusals[424242], refusals[424242]
+            assert len(refusals) > 100          # malformed requests are answered, not dropped
+            codes = [p.poll() for p in job.procs.values()]
+            assert codes == [None] * len(codes), '%s crashed:\n%s' % (to, job.all_output())
+        open(os.path.join(str(tmp_path), job.marker + '.go'), 'w').close()
+        job.assert_success()
+        for rank in range(2):
+            assert results(job, 'worker:%d' % rank)[0] == [[3.0 * s] * 5 for s in range(1, 6)]
+        for name in ('scheduler', 'server:0'):
+            out = job.output(name)
+            assert 'refused' in out and 'dropped a malformed or unauthenticated message' in out
