@@ -16,6 +16,16 @@ import time
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Worker code (needs os, sys, time): say READY, then wait up to 90 s until the test
+# creates <marker>.go beside the script (the marker is the script's first argument).
+READY_THEN_WAIT = '''print('READY', flush=True)
+go = os.path.join(os.path.dirname(os.path.abspath(__file__)), sys.argv[1] + '.go')
+deadline = time.monotonic() + 90
+while not os.path.exists(go):
+    if time.monotonic() > deadline:
+        sys.exit('no go signal')
+    time.sleep(0.02)
+'''
 
 
 def free_port():

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from .cluster import Cluster, results, wait_for_output
+from .cluster import Cluster, READY_THEN_WAIT, results, wait_for_output
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 if not zmq.has('curve'):
@@ -20,14 +20,7 @@ store.init('w', nd.zeros((5,)))
 store.init('big', nd.zeros((3000,)))        # above the bound: sliced over both servers
 if r == 0:
     print('SERVERS', json.dumps(store.book['servers']), flush=True)
-print('READY', flush=True)
-go = os.path.join(os.path.dirname(os.path.abspath(__file__)), sys.argv[1] + '.go')
-deadline = time.monotonic() + 60
-while not os.path.exists(go):
-    if time.monotonic() > deadline:
-        sys.exit('no go signal')
-    time.sleep(0.02)
-sums = []
+''' + READY_THEN_WAIT + '''sums = []
 for step in range(1, 4):
     store.push(['w', 'big'], [nd.ones((5,)) * (r + 1) * step, nd.arange(3000) * (r + 1)])
     out = [nd.zeros((5,)), nd.zeros((3000,))]

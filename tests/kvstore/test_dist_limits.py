@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from .cluster import ROOT, Cluster, free_port, results, wait_for_output
+from .cluster import Cluster, free_port, READY_THEN_WAIT, results, ROOT, wait_for_output
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from .peer import Peer  # noqa: E402
@@ -23,14 +23,7 @@ r = store.rank
 store.init('w', nd.zeros((5,)))
 if r == 0:
     print('SERVERS', json.dumps(store.book['servers']), flush=True)
-print('READY', flush=True)
-go = os.path.join(os.path.dirname(os.path.abspath(__file__)), sys.argv[1] + '.go')
-deadline = time.monotonic() + 60
-while not os.path.exists(go):
-    if time.monotonic() > deadline:
-        sys.exit('no go signal')
-    time.sleep(0.02)
-sums = []
+''' + READY_THEN_WAIT + '''sums = []
 for step in range(1, 4):
     store.push('w', nd.ones((5,)) * (r + 1) * step)
     out = nd.zeros((5,))

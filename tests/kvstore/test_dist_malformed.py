@@ -12,7 +12,7 @@ import pytest
 from minigluon.kvstore import wire
 from minigluon.kvstore.wire import Message
 
-from .cluster import Cluster, alive_with, results, wait_for_output
+from .cluster import alive_with, Cluster, READY_THEN_WAIT, results, wait_for_output
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from .peer import Peer  # noqa: E402
@@ -82,14 +82,7 @@ def one_round(step):
     store.pull('w', out=out)
     sums.append(out.asnumpy().tolist())
 one_round(1)
-print('READY', flush=True)
-go = os.path.join(os.path.dirname(os.path.abspath(__file__)), sys.argv[1] + '.go')
-deadline = time.monotonic() + 90
-while not os.path.exists(go):
-    if time.monotonic() > deadline:
-        sys.exit('no go signal')
-    time.sleep(0.02)
-for step in range(2, 6):
+''' + READY_THEN_WAIT + '''for step in range(2, 6):
     one_round(step)
 print('RESULT', json.dumps(sums))
 '''
