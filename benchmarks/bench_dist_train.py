@@ -219,10 +219,12 @@ def child_ddp(steps, warmup):
     import torch.distributed as dist
     from torch import nn
 
+    from bench_resnet import torch_resnet18_thumbnail  # (this folder: sys.path[0])
+
     torch.set_num_threads(1)
     dist.init_process_group('gloo')
     torch.manual_seed(0)
-    net = nn.parallel.DistributedDataParallel(_torch_resnet18_thumbnail())
+    net = nn.parallel.DistributedDataParallel(torch_resnet18_thumbnail())
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     loss_fn = nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(dist.get_rank())
@@ -246,36 +248,6 @@ def child_ddp(steps, warmup):
     dist.destroy_process_group()
     return {'step_s': [b - a for a, b in zip(marks, marks[1:])],
             'seconds': marks[-1] - marks[0], 'steps': steps}
-
-
-def _torch_resnet18_thumbnail(classes=10):
-    """minigluon/MXNet resnet18_v1(thumbnail=True) in torch.nn: a 3x3 convolution stem
-    (no BatchNorm, no pooling), four stages of two basic blocks, average pool, dense."""
-    import torch
-    from torch import nn
-
-    class Block(nn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.body = nn.Sequential(
-                nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-                nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                          nn.BatchNorm2d(cout))
-
-        def forward(self, x):
-            residual = x if self.down is None else self.down(x)
-            return torch.relu(self.body(x) + residual)
-
-    layers = [nn.Conv2d(3, 64, 3, 1, 1, bias=False)]
-    cin = 64
-    for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
-        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
-        cin = cout
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes)]
-    return nn.Sequential(*layers)
 
 
 # ---- the table ------------------------------------------------------------------------------

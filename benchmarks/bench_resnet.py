@@ -193,7 +193,9 @@ def _prod(values):
     return out
 
 
-def run_torch(batch_size, steps, warmup, gpus):
+def torch_resnet18_thumbnail(classes=10):
+    """minigluon/MXNet resnet18_v1(thumbnail=True) in torch.nn: a 3x3 convolution stem
+    (no BatchNorm, no pooling), four stages of two basic blocks, average pool, dense."""
     import torch
     from torch import nn
 
@@ -212,19 +214,22 @@ def run_torch(batch_size, steps, warmup, gpus):
             residual = x if self.down is None else self.down(x)
             return torch.relu(self.body(x) + residual)
 
-    def resnet18_thumbnail(classes=10):
-        # minigluon/MXNet resnet18_v1(thumbnail=True): one 3x3 conv stem, no BN, no pool
-        layers = [nn.Conv2d(3, 64, 3, 1, 1, bias=False)]
-        cin = 64
-        for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
-            layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
-            cin = cout
-        layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes)]
-        return nn.Sequential(*layers)
+    layers = [nn.Conv2d(3, 64, 3, 1, 1, bias=False)]
+    cin = 64
+    for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes)]
+    return nn.Sequential(*layers)
+
+
+def run_torch(batch_size, steps, warmup, gpus):
+    import torch
+    from torch import nn
 
     device = 'cuda' if gpus else 'cpu'
     torch.manual_seed(0)
-    net = resnet18_thumbnail().to(device)
+    net = torch_resnet18_thumbnail().to(device)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     loss_fn = nn.CrossEntropyLoss()
     x = torch.randn(batch_size, 3, 32, 32, device=device)
