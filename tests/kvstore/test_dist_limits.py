@@ -54,22 +54,18 @@ def test_strangers_multi_frame_messages_cost_a_server_no_memory(tmp_path):
             complete = ctx.socket(zmq.DEALER)      # 20 messages of 25 frames of 4 MiB
             complete.setsockopt(zmq.SNDHWM, 0)
             complete.connect('tcp://%s:%d' % (host, port))
-            sent = 0
             try:    # (until ZeroMQ gives up on the connection the server refused)
                 for _ in range(20):
                     complete.send_multipart([b'x' * 48, b'{}'] + [chunk] * 25, zmq.NOBLOCK,
                                             copy=False)
-                    sent += 1
                 for _ in range(2):                  # 2 x 160 MiB never finished
                     sock = ctx.socket(zmq.DEALER)
                     sock.setsockopt(zmq.SNDHWM, 0)
                     sock.connect('tcp://%s:%d' % (host, port))
                     for _ in range(40):
                         sock.send(chunk, zmq.SNDMORE | zmq.NOBLOCK, copy=False)
-                        sent += 1
             except zmq.Again:
-                pass
-            assert sent > 0
+                pass  # (the refusal may even come before the first send)
             time.sleep(3)                           # what would arrive has arrived
             during = rss_mb(server)
         finally:
