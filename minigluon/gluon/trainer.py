@@ -362,14 +362,11 @@ class Trainer:
                 self._send_optimizer('batch size')  # its copy must rescale too
 
     def _send_optimizer(self, what):
-        """Give the store the optimizer as changed now: after the rounds already pushed
-        (their updates keep the optimizer they were pushed under)."""
-        if self._hold:  # this step's rounds wait for it (see ``_send``)
-            self._drain(skip=self._early)
-            self._kvstore.set_optimizer(self._optimizer)
-            return
-        self._drain()
-        if self._early:
+        """Give the store the optimizer as changed now: after the rounds of earlier steps
+        (their updates keep the optimizer they were pushed under). With ``_hold`` this
+        step's early rounds wait for it (see ``_send``); otherwise they may not."""
+        self._drain(skip=self._early if self._hold else ())
+        if self._early and not self._hold:
             warnings.warn('Trainer: the %s changed after backward had pushed %d gradient(s) '
                           'of this step to the kvstore (overlap); their update may use the '
                           'optimizer as it was. Change it between steps, or pass '
