@@ -37,7 +37,10 @@ class Peer:
     def open_session(self, timeout=10):
         nonce = session.new_nonce()
         hello = wire.Message('hello', self.name, to=self.to, body={'nonce': nonce.hex()})
-        self.sock.send_multipart(wire.encode(self.job_key, hello))
+        try:  # (never blocking: a refused connection may have no pipe left to queue on)
+            self.sock.send_multipart(wire.encode(self.job_key, hello), zmq.NOBLOCK)
+        except zmq.Again:
+            pass  # then no challenge comes either
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.sock.poll(100):

@@ -112,12 +112,18 @@ def attack(ports, rng, job_secret):
             sock.setsockopt(zmq.LINGER, 1000)
             sock.setsockopt(zmq.SNDHWM, 0)
             sock.connect('tcp://127.0.0.1:%d' % port)
-            for frames in frame_sets:
-                sock.send_multipart(frames)
+            try:  # (never blocking: the gate may refuse the connection before a send)
+                for frames in frame_sets:
+                    sock.send_multipart(frames, zmq.NOBLOCK)
+            except zmq.Again:
+                pass
             big = ctx.socket(zmq.DEALER)      # one message over the size limit: cut off
             big.setsockopt(zmq.LINGER, 1000)
             big.connect('tcp://127.0.0.1:%d' % port)
-            big.send_multipart([rng.randbytes(32), b'{}', b'\0' * (8 << 20)])
+            try:
+                big.send_multipart([rng.randbytes(32), b'{}', b'\0' * (8 << 20)], zmq.NOBLOCK)
+            except zmq.Again:
+                pass
             with socket.create_connection(('127.0.0.1', port), timeout=5) as raw:
                 raw.sendall(rng.randbytes(4096))        # not even ZMTP
             with socket.create_connection(('127.0.0.1', port), timeout=5) as raw:
@@ -170,7 +176,10 @@ if store.rank == 0:
             wire.Message('set_optimizer', 'worker:9', seq=2, req=2, body={'config': 'sgd'}),
             wire.Message('push', 'worker:9', seq=3, req=3, key='w', part=0,
                          arrays=[np.ones(7, np.float32)])]):
-        sock.send_multipart(wire.encode(secret, msg))
+        try:  # (the gate refuses it: it may be gone before a send)
+            sock.send_multipart(wire.encode(secret, msg), zmq.NOBLOCK)
+        except zmq.Again:
+            break
     sock.close(linger=1000)
 store.push('w', nd.ones((3,)) * (store.rank + 1))
 out = nd.zeros((3,))
