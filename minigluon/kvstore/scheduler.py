@@ -59,6 +59,11 @@ class Scheduler:
         # the last messages (terminate, the last worker's reply) must arrive: with PS_RESEND,
         # give them a few re-sends (a stopped worker never acknowledges, hence the bound)
         self.van.drain(min(self.cfg.heartbeat_timeout, 5 * self.cfg.resend_timeout))
+        # a server exits only on its terminate; it gives up on a silent scheduler after the
+        # heartbeat timeout, so re-sending that long loses nothing (a lossy link can drop
+        # more than five in a row)
+        live = {n for n in self._group('server') if self.nodes[n]['lost_since'] is None}
+        self.van.drain(self.cfg.heartbeat_timeout, to=live)
         time.sleep(0.2)  # let the last messages leave
         self.van.stop()
         return self.exit_code

@@ -154,6 +154,9 @@ class Van:
     def _socket(self, kind):
         sock = self._ctx.socket(kind)
         sock.setsockopt(zmq.LINGER, 2000)
+        # a peer that takes nothing (dead, its queue full) must not stop this thread's
+        # timers for ever: a send waits at most as long as a silent peer is tolerated
+        sock.setsockopt(zmq.SNDTIMEO, int(self.cfg.heartbeat_timeout * 1000))
         return sock
 
     # ---- called from any thread ------------------------------------------------------------
@@ -247,10 +250,12 @@ class Van:
             os.close(wake_tx)
             os.close(self._wake_rx)
 
-    def drain(self, timeout):
-        """Wait (at most ``timeout`` s) until every re-sendable message was acknowledged."""
+    def drain(self, timeout, to=None):
+        """Wait (at most ``timeout`` s) until every re-sendable message (to the peers named
+        in ``to``, or to anyone) was acknowledged."""
         deadline = time.monotonic() + timeout
-        while self.cfg.resend and self._unacked and time.monotonic() < deadline:
+        while self.cfg.resend and time.monotonic() < deadline and \
+                any(to is None or entry[0] in to for entry in list(self._unacked.values())):
             time.sleep(0.01)
 
     def _post(self, item):
@@ -392,11 +397,18 @@ class Van:
             log.warning('%s: no route to %s; message dropped', self.name, dest)
             return
         sock, rid = route
+        # with re-sending on, a message that finds the peer's queue full is sent again
+        # later like a lost one: waiting here would stop the re-sends and heartbeats
+        flags = zmq.NOBLOCK if self.cfg.resend else 0
         try:
             if rid is None:
-                sock.send_multipart(frames, copy=False)
+                sock.send_multipart(frames, flags, copy=False)
             else:
-                sock.send_multipart([rid] + frames, copy=False)
+                sock.send_multipart([rid] + frames, flags, copy=False)
+        except zmq.Again:
+            if not self.cfg.resend and self.on_failure is not None:
+                self.on_failure('%s took no message for %.0f s: it is stuck or gone'
+                                % (dest, self.cfg.heartbeat_timeout))
         except zmq.ZMQError as exc:
             # ROUTER_MANDATORY: the peer is gone; heartbeats will report it
             log.debug('%s: cannot send to %s: %s', self.name, dest, exc)
@@ -406,6 +418,8 @@ class Van:
             while not self._stop:
                 timeout = self._run_timers()
                 for sock, _ in self._poller.poll(timeout):
+                    if self._stop:  # (stop() may have closed the sockets meanwhile)
+                        return
                     self._drain(sock)
                 self._flush_outbox()
         except Exception:  # a bug in a handler must not silently kill the node

@@ -198,3 +198,25 @@ def test_half_the_messages_lost_and_repaired_never_make_a_live_node_look_dead(tm
         for rank in range(2):
             sums = results(job, 'worker:%d' % rank)[0]
             assert len(sums) >= 3 and all(s == [3.0] * 4 for s in sums)
+
+
+SHORT_JOB = '''
+from minigluon import nd, kv
+store = kv.create('dist_sync')
+store.init('w', nd.zeros((4,)))
+store.push('w', nd.ones((4,)))
+print('RESULT', store.rank)
+'''
+
+
+def test_every_server_hears_the_end_of_the_job_over_a_very_lossy_link(tmp_path):
+    # three messages in four are lost: a server's terminate (and its acknowledgement) can
+    # need many more re-sends than the scheduler's first drain allows; the servers must
+    # still be told, not left to time out on a scheduler that has exited
+    env = {'PS_DROP_MSG': '75', 'PS_RESEND': '1', 'PS_RESEND_TIMEOUT': '100',
+           'PS_HEARTBEAT_INTERVAL': '0.5', 'PS_HEARTBEAT_TIMEOUT': '10'}
+    for attempt in range(2):
+        (tmp_path / str(attempt)).mkdir()
+        with Cluster(tmp_path / str(attempt), SHORT_JOB, num_workers=1, num_servers=3,
+                     env=env) as job:
+            job.assert_success(timeout=90)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minigluon as mx
-from minigluon import autograd, gluon, nd
+from minigluon import gluon
 
 from .cluster import Cluster, results
 
