@@ -562,8 +562,14 @@ class Van:
             if msg is None:
                 return
         except wire.WireError as exc:
-            if self.cfg.resend and shm.STALE in str(exc):
-                return  # a duplicate (its region was released when the first copy was used)
+            header = getattr(exc, 'header', None)
+            if link is not None and header is not None and shm.STALE in str(exc) and \
+                    header.get('to') in self._names and not self._new_here(link, header['seq']):
+                # an authentic duplicate whose region was used and written again since
+                # (its ack was lost): acknowledged from its header, or it comes for ever
+                self._answer_duplicate(sock, rid, link, wire.Message(
+                    header['cmd'], header['src'], header['seq'], to=header.get('to')))
+                return
             self._note_rejected(exc)
             return
         if link is None:
@@ -591,11 +597,7 @@ class Van:
         if inbox is None:
             inbox = self._inboxes[link.sid] = _Inbox()
         if not inbox.is_new(msg.seq):
-            # a re-sent message whose ack was lost, or a replay: no effect but the ack
-            if rid is None or self._routes.get(msg.src) == (sock, rid):
-                self.heard[msg.src] = time.monotonic()  # (a re-send: its sender lives)
-            if self.cfg.resend and msg.src in self._routes:
-                self._ack(link, msg)
+            self._answer_duplicate(sock, rid, link, msg)
             return
         # verified and new: only now may it teach us where its sender is
         self._sessions.confirm(link)
@@ -626,6 +628,17 @@ class Van:
                 # an authentic but malformed request (e.g. a shape that is not a list):
                 # refused like a malformed frame; the node carries on
                 self._refuse(ready, '%s: %s' % (type(exc).__name__, exc))
+
+    def _new_here(self, link, seq):
+        inbox = self._inboxes.get(link.sid)
+        return inbox is None or inbox.is_new(seq)
+
+    def _answer_duplicate(self, sock, rid, link, msg):
+        """A re-sent message whose ack was lost, or a replay: no effect but the ack."""
+        if rid is None or self._routes.get(msg.src) == (sock, rid):
+            self.heard[msg.src] = time.monotonic()  # (a re-send: its sender lives)
+        if self.cfg.resend and msg.src in self._routes:
+            self._ack(link, msg)
 
     def _ack(self, link, msg):
         ack = wire.Message('ack', self.name, 0, req=msg.seq, to=msg.src)

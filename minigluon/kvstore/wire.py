@@ -161,10 +161,8 @@ def decode(key, frames, shm_view=None):
         raise Rejected('bad seq %.100r' % (seq,))
     try:
         return _decode_rest(header, cmd, src, seq, frames, shm_view)
-    except Rejected as exc:
+    except WireError as exc:  # (Rejected, or an authentic header naming memory gone by)
         exc.header = header
-        raise
-    except WireError:
         raise
     except Exception as exc:  # whatever the reason, nothing escapes decoding
         raise Rejected('%s: %s' % (type(exc).__name__, exc), header) from None
