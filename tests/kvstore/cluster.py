@@ -5,6 +5,7 @@ launcher would start it. Workers run a script the test writes; servers and the
 scheduler are started by importing minigluon. Every command line carries a unique
 marker so a test can prove that no process outlived it.
 """
+import json
 import os
 import secrets
 import socket
@@ -26,6 +27,18 @@ while not os.path.exists(go):
         sys.exit('no go signal')
     time.sleep(0.02)
 '''
+
+# Worker code (needs json, store, r): worker 0 prints the servers' address-book entries,
+# which ``servers_of`` reads back (tests that play a peer connect to them).
+SHOW_SERVERS = '''if r == 0:
+    print('SERVERS', json.dumps(store.book['servers']), flush=True)
+'''
+
+
+def servers_of(cluster):
+    """[[rank, host, port], ...] of the servers, as worker 0 printed them (SHOW_SERVERS)."""
+    line = [ln for ln in cluster.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
+    return json.loads(line.split(' ', 1)[1])
 
 
 def free_port():

@@ -1,10 +1,10 @@
 """MINIGLUON_PS_ENCRYPT=curve: every connection is CurveZMQ with the job's keys; a node
 or peer without them (plain credentials included) cannot connect."""
-import json
 
 import pytest
 
-from .cluster import Cluster, READY_THEN_WAIT, results, wait_for_output
+from .cluster import (Cluster, READY_THEN_WAIT, results, servers_of, SHOW_SERVERS,
+                      wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 if not zmq.has('curve'):
@@ -18,9 +18,7 @@ store = kv.create('dist_sync')
 r = store.rank
 store.init('w', nd.zeros((5,)))
 store.init('big', nd.zeros((3000,)))        # above the bound: sliced over both servers
-if r == 0:
-    print('SERVERS', json.dumps(store.book['servers']), flush=True)
-''' + READY_THEN_WAIT + '''sums = []
+''' + SHOW_SERVERS + READY_THEN_WAIT + '''sums = []
 for step in range(1, 4):
     store.push(['w', 'big'], [nd.ones((5,)) * (r + 1) * step, nd.arange(3000) * (r + 1)])
     out = [nd.zeros((5,)), nd.zeros((3000,))]
@@ -34,8 +32,7 @@ def test_an_encrypted_job_sums_exactly_and_admits_only_its_own_keys(tmp_path):
     env = {'MINIGLUON_PS_ENCRYPT': 'curve', 'MXNET_KVSTORE_BIGARRAY_BOUND': '1000'}
     with Cluster(tmp_path, WORKER, num_workers=2, num_servers=2, env=env) as job:
         wait_for_output(job, ['worker:0', 'worker:1'], 'READY')
-        line = [ln for ln in job.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
-        _, host, port = json.loads(line.split(' ', 1)[1])[0]
+        _, host, port = servers_of(job)[0]
         secret = job.env['MINIGLUON_PS_SECRET'].encode()
         job_id = '127.0.0.1:%d' % job.port
         # the job's curve keys open a session; its plain credentials or another job's

@@ -1,6 +1,5 @@
 """What strangers can cost a node: no memory for their messages (they never get past
 ZeroMQ's handshake), and no descriptor shortage from a flood of connections."""
-import json
 import os
 import resource
 import socket
@@ -10,7 +9,8 @@ import time
 
 import pytest
 
-from .cluster import Cluster, free_port, READY_THEN_WAIT, results, ROOT, wait_for_output
+from .cluster import (Cluster, free_port, READY_THEN_WAIT, results, ROOT,
+                      servers_of, SHOW_SERVERS, wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from .peer import Peer  # noqa: E402
@@ -21,9 +21,7 @@ from minigluon import nd, kv
 store = kv.create('dist_sync')
 r = store.rank
 store.init('w', nd.zeros((5,)))
-if r == 0:
-    print('SERVERS', json.dumps(store.book['servers']), flush=True)
-''' + READY_THEN_WAIT + '''sums = []
+''' + SHOW_SERVERS + READY_THEN_WAIT + '''sums = []
 for step in range(1, 4):
     store.push('w', nd.ones((5,)) * (r + 1) * step)
     out = nd.zeros((5,))
@@ -44,8 +42,7 @@ def rss_mb(pid):
 def test_strangers_multi_frame_messages_cost_a_server_no_memory(tmp_path):
     with Cluster(tmp_path, WORKER, num_workers=2, num_servers=1) as job:
         wait_for_output(job, ['worker:0', 'worker:1'], 'READY')
-        line = [ln for ln in job.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
-        _, host, port = json.loads(line.split(' ', 1)[1])[0]
+        _, host, port = servers_of(job)[0]
         server = job.procs['server:0'].pid
         before = rss_mb(server)
         chunk = b'\0' * (4 << 20)

@@ -12,7 +12,8 @@ import pytest
 from minigluon.kvstore import wire
 from minigluon.kvstore.wire import Message
 
-from .cluster import alive_with, Cluster, READY_THEN_WAIT, results, wait_for_output
+from .cluster import (alive_with, Cluster, READY_THEN_WAIT, results, servers_of,
+                      SHOW_SERVERS, wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from .peer import Peer  # noqa: E402
@@ -73,9 +74,7 @@ from minigluon import nd, kv
 store = kv.create('dist_sync')
 r = store.rank
 store.init('w', nd.zeros((5,)))
-if r == 0:
-    print('SERVERS', json.dumps(store.book['servers']), flush=True)
-sums = []
+''' + SHOW_SERVERS + '''sums = []
 def one_round(step):
     store.push('w', nd.ones((5,)) * (r + 1) * step)
     out = nd.zeros((5,))
@@ -194,8 +193,7 @@ def fuzz(endpoint, to, secret, job_id, seed, count=10000):
 def test_fuzzing_every_listening_role_crashes_nothing_and_the_sums_stay_exact(tmp_path):
     with Cluster(tmp_path, WORKER, num_workers=2, num_servers=1) as job:
         wait_for_output(job, ['worker:0', 'worker:1'], 'READY')
-        line = [ln for ln in job.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
-        _, host, port = json.loads(line.split(' ', 1)[1])[0]
+        _, host, port = servers_of(job)[0]
         secret = job.env['MINIGLUON_PS_SECRET'].encode()
         job_id = '127.0.0.1:%d' % job.port
         for seed, (endpoint, to) in enumerate([(('127.0.0.1', job.port), 'scheduler'),

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from .cluster import alive_with, Cluster, READY_THEN_WAIT, results, ROOT, wait_for_output
+from .cluster import (alive_with, Cluster, READY_THEN_WAIT, results, ROOT,
+                      servers_of, SHOW_SERVERS, wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from .peer import Peer  # noqa: E402
@@ -26,9 +27,7 @@ store = kv.create('dist_sync')
 r = store.rank
 store.init('w', nd.zeros((4,)))
 store.init(5, nd.zeros((300,)))
-if r == 0:
-    print('SERVERS', json.dumps(store.book['servers']), flush=True)
-
+''' + SHOW_SERVERS + '''
 def one_round(step):
     if r == 1 and step > 6:
         time.sleep(0.15)    # worker 0's pull waits for this push: its answer comes later
@@ -58,8 +57,7 @@ def start_job(tmp_path, capture, env=None):
 
 
 def server_endpoint(job):
-    line = [ln for ln in job.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
-    _, host, port = json.loads(line.split(' ', 1)[1])[0]
+    _, host, port = servers_of(job)[0]
     return host, port
 
 

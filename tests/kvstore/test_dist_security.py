@@ -1,5 +1,4 @@
 """A process without the job's secret can neither crash, change nor stop anything."""
-import json
 import os
 import random
 import socket
@@ -11,7 +10,7 @@ import pytest
 from minigluon.kvstore import wire
 from minigluon.kvstore.wire import Message
 
-from .cluster import Cluster, alive_with, results, wait_for_output
+from .cluster import alive_with, Cluster, results, servers_of, SHOW_SERVERS, wait_for_output
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 
@@ -27,9 +26,7 @@ store.push(['w', 3], [nd.ones((6,)) * (r + 1), nd.ones((5000,)) * (r + 1)])
 w, big = nd.zeros((6,)), nd.zeros((5000,))
 store.pull(['w', 3], out=[w, big])
 before = [w.asnumpy().tolist(), big.asnumpy()[[0, 4999]].tolist()]
-if r == 0:
-    print('SERVERS', json.dumps(store.book['servers']), flush=True)
-print('READY', flush=True)
+''' + SHOW_SERVERS + '''print('READY', flush=True)
 go = sys.argv[1] + '.go'                         # the test creates it after its attack
 deadline = time.monotonic() + 60
 while not os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), go)):
@@ -137,8 +134,7 @@ def test_a_peer_without_the_secret_cannot_crash_change_or_stop_the_job(tmp_path)
     env = {'MXNET_KVSTORE_BIGARRAY_BOUND': '1000', 'MINIGLUON_PS_CHUNK_BYTES': '4096'}
     with Cluster(tmp_path, WORKER, num_workers=2, num_servers=2, env=env) as job:
         wait_for_output(job, ['worker:0', 'worker:1'], 'READY')
-        line = [ln for ln in job.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
-        ports = [job.port] + [port for _, _, port in json.loads(line.split(' ', 1)[1])]
+        ports = [job.port] + [port for _, _, port in servers_of(job)]
         assert len(set(ports)) == 3
         attack(ports, random.Random(1234), job.env['MINIGLUON_PS_SECRET'].encode())
         codes = [p.poll() for p in job.procs.values()]
