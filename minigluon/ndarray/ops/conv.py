@@ -233,11 +233,11 @@ class ConvKernel:
     weight matrix. Arrays in and out are channels-last.
     """
 
-    def __init__(self, xp, geo, w=None, winograd_u=None, tile_order=None):
+    def __init__(self, xp, geo, w=None, winograd_u=None):
         self.xp, self.geo, self.w = xp, geo, w
         if winograd_u is None and winograd.applies(geo, w.shape[1] * geo.groups, w.shape[0]):
             winograd_u = winograd.transform_weight(xp, w)
-        self.u, self.tile_order = winograd_u, tile_order
+        self.u = winograd_u
         self.matrix = _weight_matrix(w, geo.groups) if winograd_u is None else None
 
     def __call__(self, xl):
@@ -251,9 +251,8 @@ class ConvKernel:
         if self.u is not None:
             tiles = winograd.tiles(out_sp)
             for lo, hi in _image_blocks(xp, n, 16 * tiles * xl.shape[-1] * xl.itemsize, tiles):
-                v = winograd.transform_input(xp, xl[lo:hi], self.tile_order)
-                winograd.transform_output(xp, xp.matmul(v, self.u), y[lo:hi],
-                                          self.tile_order)
+                v = winograd.transform_input(xp, xl[lo:hi])
+                winograd.transform_output(xp, xp.matmul(v, self.u), y[lo:hi])
             return y
         g, k, fg = weight.shape
         positions = _positions(out_sp)
@@ -278,8 +277,7 @@ class ConvKernel:
     def _flipped(self, geo):
         """The kernel of the stride-1 convolution that computes the data gradient."""
         if self.u is not None:
-            return ConvKernel(self.xp, geo, winograd_u=winograd.flip(self.u),
-                              tile_order=winograd.FLIP)
+            return ConvKernel(self.xp, geo, winograd_u=winograd.flip(self.u))
         # (F, C/g, *k) -> (C, F/g, *k), kernel flipped
         w, g = self.w, self.geo.groups
         f, cg, dims = w.shape[0], w.shape[1], w.ndim - 2

@@ -48,18 +48,15 @@ def transform_weight(xp, w):
 
 
 # G with its columns reversed is G with rows 0 and 3 swapped, so the transformed
-# flipped kernel is a permutation of the transformed kernel (an involution).
-FLIP = [4 * (3 - a if a in (0, 3) else a) + (3 - b if b in (0, 3) else b)
-        for a in range(4) for b in range(4)]
+# flipped kernel is a permutation of the transformed kernel.
+_FLIP = [4 * (3 - a if a in (0, 3) else a) + (3 - b if b in (0, 3) else b)
+         for a in range(4) for b in range(4)]
 
 
 def flip(u):
-    """The transformed weight of the data-gradient convolution, the kernel flipped and
-    its channel axes swapped: ``(16, C, F)`` -> ``(16, F, C)`` in ``FLIP`` order, i.e. its
-    slice ``k`` is this one's ``FLIP[k]``. No copy: the transforms take the order
-    instead (``order=FLIP`` permutes their rows and columns); gathering the slices (16 MB
-    for a 512-channel layer) took 2.4 % of a ResNet-18 training step's samples."""
-    return u.transpose(0, 2, 1)
+    """The transformed weight of the data-gradient convolution: the kernel flipped and
+    its channel axes swapped, ``(16, C, F)`` -> ``(16, F, C)``."""
+    return u.transpose(0, 2, 1)[_FLIP]  # gathers whole (F, C) slices: no transposing copy
 
 
 def _tiles(size):
@@ -71,9 +68,8 @@ def tiles(spatial):
     return _tiles(spatial[0]) * _tiles(spatial[1])
 
 
-def transform_input(xp, xl, order=None):
-    """``(n, H, W, C)`` -> ``(16, n*tiles, C)``: ``B^T d B`` of every 4x4 patch ``d``
-    (its 16 positions in ``order``, when given).
+def transform_input(xp, xl):
+    """``(n, H, W, C)`` -> ``(16, n*tiles, C)``: ``B^T d B`` of every 4x4 patch ``d``.
 
     One copy gathers the patches (overlapping by 2), one GEMM with ``B^T (x) B^T``
     transforms them all; 20% faster than twenty elementwise passes, measured.
@@ -86,13 +82,11 @@ def transform_input(xp, xl, order=None):
     patches = xp.lib.stride_tricks.as_strided(
         xpad, (4, 4, n, th, tw, c), (st[1], st[2], st[0], 2 * st[1], 2 * st[2], st[3]))
     d = xp.ascontiguousarray(patches).reshape(16, -1)
-    bb = _BB if order is None else _BB[order]
-    return xp.matmul(xp.asarray(bb, dtype=xl.dtype), d).reshape(16, n * th * tw, c)
+    return xp.matmul(xp.asarray(_BB, dtype=xl.dtype), d).reshape(16, n * th * tw, c)
 
 
-def transform_output(xp, m, out, order=None):
-    """``(16, n*tiles, F)`` -> ``out`` ``(n, H, W, F)``: ``A^T m A`` of every tile (whose
-    16 positions ``m`` holds in ``order``, when given).
+def transform_output(xp, m, out):
+    """``(16, n*tiles, F)`` -> ``out`` ``(n, H, W, F)``: ``A^T m A`` of every tile.
 
     One GEMM with ``A^T (x) A^T`` over all tiles and channels, then one copy that puts
     each tile's 2x2 outputs in place: half the time of eight elementwise passes, and
@@ -100,8 +94,7 @@ def transform_output(xp, m, out, order=None):
     """
     n, h, w, f = out.shape
     th, tw = _tiles(h), _tiles(w)
-    aa = _AA if order is None else _AA[:, order]  # (order is an involution)
-    y = xp.matmul(xp.asarray(aa, dtype=m.dtype), m.reshape(16, -1))
+    y = xp.matmul(xp.asarray(_AA, dtype=m.dtype), m.reshape(16, -1))
     y = y.reshape(2, 2, n, th, tw, f).transpose(2, 3, 0, 4, 1, 5)  # (n, th, i, tw, j, F)
     if h % 2 == 0 and w % 2 == 0:
         out.reshape(n, th, 2, tw, 2, f)[...] = y
