@@ -1,4 +1,6 @@
 """Shared fixtures: ``ctx`` runs a test on cpu(0) and, when one is visible, on gpu(0);
+``cpu_kernels`` runs it with numba's compiled CPU kernels (where numba imports) and
+with numpy's;
 ``http_server`` serves a folder on 127.0.0.1 for download tests; ``run_mxnet`` runs a
 script under a real MXNet, named by ``MINIGLUON_MXNET_PYTHON`` (e.g. a virtual
 environment with ``pip install mxnet==1.9.1 numpy==1.23.5``), or skips saying why."""
@@ -12,6 +14,7 @@ import threading
 import pytest
 
 import minigluon as mx
+from minigluon.ndarray.ops import compiled
 
 _NO_GPU = 'no GPU: CuPy with a visible CUDA device is needed'
 
@@ -24,6 +27,29 @@ _NO_GPU = 'no GPU: CuPy with a visible CUDA device is needed'
 def ctx(request):
     """The device a test runs on: cpu(0), and gpu(0) where CuPy sees a GPU."""
     return request.param
+
+
+def _numba_missing():
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:
+        return 'numba does not import (%s); `pip install numba` to test the compiled ' \
+               'kernels' % exc
+    return None
+
+
+@pytest.fixture(params=[
+    pytest.param('numba', marks=pytest.mark.skipif(_numba_missing() is not None,
+                                                   reason=str(_numba_missing()))),
+    'numpy',
+])
+def cpu_kernels(request, monkeypatch):
+    """The test runs with ``MINIGLUON_CPU_KERNELS`` set to numba, then to numpy."""
+    monkeypatch.setenv(compiled.VARIABLE, request.param)
+    compiled.reset()
+    yield request.param
+    monkeypatch.undo()
+    compiled.reset()
 
 
 class LocalHTTPServer:

@@ -12,9 +12,13 @@ both gradients): 13% less time for 64 channels at 32x32, 31% for 128 at 16x16, 4
 for 256 at 8x8 and 512 at 4x4.
 
 Arrays are channels-last, ``(N, H, W, C)``, a block of images at a time (conv.py
-chooses the blocks), of the context's ``xp``.
+chooses the blocks), of the context's ``xp``. On the CPU, with numba, the transforms
+run as compiled kernels instead (conv_winograd_cpu.py: the same sums in one pass over
+memory; 1.25x the training throughput of ResNet-18 on one core).
 """
 import numpy as np
+
+from . import compiled
 
 _G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
 _GG = np.kron(_G, _G)  # (16, 9): weight 3x3 -> transformed 4x4, row-major both
@@ -59,6 +63,16 @@ def flip(u):
     return u.transpose(0, 2, 1)[_FLIP]  # gathers whole (F, C) slices: no transposing copy
 
 
+def _compiled(xp, *arrays):
+    """The compiled kernels when they apply to ``arrays`` (host, float32 or float64)."""
+    if xp is not np or not compiled.enabled():
+        return None
+    if any(a.dtype not in (np.float32, np.float64) for a in arrays):
+        return None
+    from . import conv_winograd_cpu
+    return conv_winograd_cpu
+
+
 def _tiles(size):
     return (size + 1) // 2
 
@@ -78,6 +92,11 @@ def transform_input(xp, xl):
     th, tw = _tiles(h), _tiles(w)
     xpad = xp.zeros((n, 2 * th + 2, 2 * tw + 2, c), xl.dtype)
     xpad[:, 1:h + 1, 1:w + 1] = xl
+    kernels = _compiled(xp, xpad)
+    if kernels is not None:
+        v = np.empty((16, n * th * tw, c), xl.dtype)
+        kernels.input_tiles(xpad, v)
+        return v
     st = xpad.strides
     patches = xp.lib.stride_tricks.as_strided(
         xpad, (4, 4, n, th, tw, c), (st[1], st[2], st[0], 2 * st[1], 2 * st[2], st[3]))
@@ -93,6 +112,10 @@ def transform_output(xp, m, out):
     the GEMM uses every core.
     """
     n, h, w, f = out.shape
+    kernels = _compiled(xp, m, out)
+    if kernels is not None and m.dtype == out.dtype and out.flags.c_contiguous:
+        kernels.output_tiles(np.ascontiguousarray(m), out)
+        return
     th, tw = _tiles(h), _tiles(w)
     y = xp.matmul(xp.asarray(_AA, dtype=m.dtype), m.reshape(16, -1))
     y = y.reshape(2, 2, n, th, tw, f).transpose(2, 3, 0, 4, 1, 5)  # (n, th, i, tw, j, F)
@@ -112,6 +135,11 @@ def transform_output_grad(xp, dyl):
         padded = xp.zeros((n, 2 * th, 2 * tw, f), dyl.dtype)
         padded[:, :h, :w] = dyl
         dyl = padded
+    kernels = _compiled(xp, dyl)
+    if kernels is not None:
+        dm = np.empty((16, n * th * tw, f), dyl.dtype)
+        kernels.output_tile_grads(np.ascontiguousarray(dyl), dm)
+        return dm
     d = xp.empty((2, 2, n, th, tw, f), dyl.dtype)
     d[...] = dyl.reshape(n, th, 2, tw, 2, f).transpose(2, 4, 0, 1, 3, 5)
     return xp.matmul(xp.asarray(_AA.T, dtype=dyl.dtype), d.reshape(4, -1)).reshape(

@@ -123,6 +123,13 @@ def test_model_zoo_float32_gradients_match_float64(family, float32_vs_float64, g
     _check(type(net).__name__, errors, kinks)
 
 
+def test_resnet_float32_gradients_match_float64_with_either_cpu_kernels(
+        cpu_kernels, float32_vs_float64, gradients_of):
+    # its 3x3 layers run Winograd's transforms compiled by numba, or numpy's
+    test_model_zoo_float32_gradients_match_float64(('v1', 'basic_block'), float32_vs_float64,
+                                                   gradients_of)
+
+
 def _check(what, errors, kinks):
     worst = max(errors, key=errors.get)
     assert errors[worst] <= BOUND, '%s: float32 %s off by %.2e of its largest entry' % (

@@ -120,8 +120,9 @@ def test_conv2d_matches_direct_loops(name, block_gradient):
     assert_almost_equal(out, ref, rtol=1e-10, atol=1e-12)
 
 
-def test_conv2d_winograd_layers_match_direct_loops(block_gradient, monkeypatch):
-    # 3x3 'same' kernels take the Winograd path (at any width here); odd sizes crop tiles
+def test_conv2d_winograd_layers_match_direct_loops(block_gradient, cpu_kernels, monkeypatch):
+    # 3x3 'same' kernels take the Winograd path (at any width here); odd sizes crop tiles;
+    # the transforms compiled by numba and numpy's
     monkeypatch.setattr(conv_winograd, 'MIN_CHANNELS', 1)
     x = rng.normal(size=(2, 4, 5, 6))
     layer = _init64(nn.Conv2D(3, 3, padding=1), x.shape)
