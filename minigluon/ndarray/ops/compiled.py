@@ -2,7 +2,8 @@
 
 numpy runs a chain of elementwise steps as one pass over memory per step; a kernel
 compiled by numba does the chain in one pass, which is what the Winograd transforms
-(conv_winograd_cpu.py) need to stop being memory-bound. ``pip install
+(conv_winograd_cpu.py) and BatchNorm (normalization_cpu.py) need to stop being
+memory-bound. ``pip install
 'minigluon[numba]'`` adds it; without it every operator keeps its numpy path.
 
 ``MINIGLUON_CPU_KERNELS`` chooses, read once per process:

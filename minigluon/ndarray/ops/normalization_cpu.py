@@ -1,0 +1,118 @@
+"""BatchNorm's passes over its data as compiled CPU kernels (numba).
+
+numpy's BatchNorm makes seven passes over the data forward and nine backward (each
+elementwise step its own); these make three and two, with the same float32 steps per
+element, so outputs round as numpy's do, and per-channel sums accumulated in float64
+(exact enough that their order does not matter; numpy's path needs blockwise sums for
+that). Arrays are ``(pre, C, post)`` C-contiguous, float32 or float64: channels-last
+convolution outputs have ``post == 1`` and the loops then run along the channels,
+otherwise along ``post``.
+
+Only imported when ``compiled.enabled()``.
+"""
+import numpy as np
+
+from .compiled import kernel
+
+
+@kernel
+def channel_sums(x3):
+    """Per-channel float64 sums of ``x3``."""
+    pre, c, post = x3.shape
+    total = np.zeros(c, np.float64)
+    for p in range(pre):
+        row = x3[p]
+        if post == 1:
+            for k in range(c):
+                total[k] += row[k, 0]
+        else:
+            for k in range(c):
+                s = 0.0
+                for q in range(post):
+                    s += row[k, q]
+                total[k] += s
+    return total
+
+
+@kernel
+def centred_squares(x3, mean):
+    """Per-channel float64 sums of ``(x3 - mean)**2``, the difference rounded in ``x3``'s
+    dtype as numpy's path rounds it."""
+    pre, c, post = x3.shape
+    total = np.zeros(c, np.float64)
+    for p in range(pre):
+        row = x3[p]
+        if post == 1:
+            for k in range(c):
+                d = np.float64(row[k, 0] - mean[k])
+                total[k] += d * d
+        else:
+            for k in range(c):
+                s = 0.0
+                m = mean[k]
+                for q in range(post):
+                    d = np.float64(row[k, q] - m)
+                    s += d * d
+                total[k] += s
+    return total
+
+
+@kernel
+def normalise(x3, mean, scale, shift, out):
+    """``out = (x3 - mean) * scale + shift`` per channel, rounded after each step."""
+    pre, c, post = x3.shape
+    for p in range(pre):
+        row, dst = x3[p], out[p]
+        if post == 1:
+            for k in range(c):
+                dst[k, 0] = (row[k, 0] - mean[k]) * scale[k] + shift[k]
+        else:
+            for k in range(c):
+                m, s, b = mean[k], scale[k], shift[k]
+                for q in range(post):
+                    dst[k, q] = (row[k, q] - m) * s + b
+
+
+@kernel
+def gradient_sums(dy3, x3, mean):
+    """Per-channel float64 ``sum(dy)`` and ``sum(dy * (x - mean))``."""
+    pre, c, post = x3.shape
+    dsum = np.zeros(c, np.float64)
+    dot = np.zeros(c, np.float64)
+    for p in range(pre):
+        g, row = dy3[p], x3[p]
+        if post == 1:
+            for k in range(c):
+                dy = np.float64(g[k, 0])
+                dsum[k] += dy
+                dot[k] += dy * np.float64(row[k, 0] - mean[k])
+        else:
+            for k in range(c):
+                s = 0.0
+                t = 0.0
+                m = mean[k]
+                for q in range(post):
+                    dy = np.float64(g[k, q])
+                    s += dy
+                    t += dy * np.float64(row[k, q] - m)
+                dsum[k] += s
+                dot[k] += t
+    return dsum, dot
+
+
+@kernel
+def data_gradient(dy3, x3, mean, scale, centred_factor, shift, dx):
+    """``dx = dy * scale + (x - mean) * centred_factor - shift`` per channel, rounded
+    after each step in numpy's order."""
+    pre, c, post = x3.shape
+    for p in range(pre):
+        g, row, dst = dy3[p], x3[p], dx[p]
+        if post == 1:
+            for k in range(c):
+                dst[k, 0] = (g[k, 0] * scale[k] + (row[k, 0] - mean[k]) * centred_factor[k]
+                             - shift[k])
+        else:
+            for k in range(c):
+                m, s, f, b = mean[k], scale[k], centred_factor[k], shift[k]
+                for q in range(post):
+                    dst[k, q] = g[k, q] * s + (row[k, q] - m) * f - b
