@@ -321,10 +321,13 @@ def mxnet_worker(args):
 
 
 def run_mxnet(shapes, args):
+    sys.path.insert(0, ROOT)
+    from minigluon.kvstore.config import BIGARRAY_BOUND
     port = free_port()
     env = {'DMLC_PS_ROOT_URI': '127.0.0.1', 'DMLC_PS_ROOT_PORT': str(port),
            'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
-           'MXNET_KVSTORE_BIGARRAY_BOUND': '1000000', 'BENCH_SHAPES': json.dumps(shapes)}
+           # the arrays sliced over the servers as minigluon's default slices them
+           'MXNET_KVSTORE_BIGARRAY_BOUND': str(BIGARRAY_BOUND), 'BENCH_SHAPES': json.dumps(shapes)}
     python = args.mxnet_python
     # (importing mxnet with DMLC_ROLE=server or scheduler runs that node until the job ends)
     procs = [subprocess.Popen([python, '-c', 'import mxnet'],

@@ -183,7 +183,7 @@ class Trainer:
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
         self._overlap = False         # communicate during backward and the next forward
-        self._hold = False            # the servers apply those pushes after worker 0's step
+        self._hold = False            # the servers apply those pushes after every step
         self._overlapping = False     # this backward may push (read by Parameters' hooks)
         self._expected = {}           # index -> gradient writes per device in the last step
         self._early = {}              # index -> its gradient's read-only arrays, pushed
@@ -387,7 +387,7 @@ class Trainer:
         if not ignore_stale_grad:
             self._check_fresh()  # before any push: stale gradients must not reach the store
         self._allreduce_grads()
-        if self._hold and self._kvstore.rank == 0:
+        if self._hold:
             self._kvstore._release()
         self._update(ignore_stale_grad)
 

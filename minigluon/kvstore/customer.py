@@ -53,6 +53,8 @@ class Customer:
         self._request_ids = itertools.count(1)
         self._open = {}               # request id -> its ticket (written by both threads)
         self._detached_errors = []
+        self._lock = threading.Lock()  # orders after_detached against answers
+        self._after = []              # [ids of detached tickets still open, callback]
 
     def new_request(self, requests, what, detached=False, on_done=None, copy_arrays=False):
         """Send each ``(destination, Message)`` of ``requests``; returns their ticket.
@@ -84,6 +86,28 @@ class Customer:
             if ticket.on_done is not None:
                 ticket.on_done(ticket)
             ticket.done.set()
+            if ticket.detached and self._after:
+                self._answered(ticket)
+
+    def after_detached(self, callback):
+        """Call ``callback()`` once every detached request sent so far is answered: at
+        once when none is open, else on the I/O thread with the last answer."""
+        with self._lock:
+            waiting = {id(t) for t in list(self._open.values())
+                       if t.detached and not t.done.is_set()}
+            if waiting:
+                self._after.append([waiting, callback])
+                return
+        callback()
+
+    def _answered(self, ticket):
+        with self._lock:
+            for entry in self._after:
+                entry[0].discard(id(ticket))
+            ready = [cb for waiting, cb in self._after if not waiting]
+            self._after = [entry for entry in self._after if entry[0]]
+        for callback in ready:
+            callback()
 
     def wake_all(self):
         """Wake every wait (the job failed: they raise its error)."""

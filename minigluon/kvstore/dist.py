@@ -275,8 +275,9 @@ class DistKVStore(KVStoreBase):
 
     def _push(self, key, value, hold=False):
         """``push``; with ``hold`` (a Trainer's push during backward, dist_sync) the servers
-        apply the round's update only after worker 0's ``_release``: the optimizer it
-        sends in ``step`` (a new batch size or learning rate) is the one the round uses."""
+        apply the round's update only after every worker's ``_release``: the optimizer
+        worker 0 sends in ``step`` (a new batch size or learning rate) is the one the
+        round uses."""
         self._check_usable()
         self._customer.raise_detached_errors()
         items, keys, borrowed = [], [], False
@@ -302,11 +303,23 @@ class DistKVStore(KVStoreBase):
                                    detached=True, copy_arrays=borrowed)
 
     def _release(self):
-        """From worker 0's ``Trainer.step``, after its pushes and optimizer: the rounds of
-        its pushes so far may be applied (see ``_push``). Returns without waiting."""
+        """From every worker's ``Trainer.step``, after its pushes (and worker 0's optimizer):
+        the rounds of its pushes so far may be applied once every worker has said so (see
+        ``_push``). Returns without waiting; the word goes to the servers when every
+        push made so far has been acknowledged.
+
+        Why only then: until a worker's pushes to the other hosts have left, the weights
+        the servers would send back share the links with them, and over a slow link the
+        workers then fall out of step for good (one worker's pulls always queued behind
+        the other's pushes: each direction busy only half the time). Released after
+        delivery, every server answers once the pushes are in, in key order, so the next
+        forward starts with the first layers while the rest still arrive."""
         self._check_usable()
-        requests = [('server:%d' % r, Message('release', '')) for r in self._node.servers]
-        self._customer.new_request(requests, 'release of the step', detached=True)
+
+        def send():  # (on the I/O thread, or here when nothing is in flight)
+            requests = [('server:%d' % r, Message('release', '')) for r in self._node.servers]
+            self._customer.new_request(requests, 'release of the step', detached=True)
+        self._customer.after_detached(send)
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Fetch each key's value (after this worker's pushes are applied) into ``out``."""

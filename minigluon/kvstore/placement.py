@@ -1,6 +1,7 @@
 """Where each key lives: which servers hold which contiguous part of it.
 
-Arrays under ``MXNET_KVSTORE_BIGARRAY_BOUND`` elements go whole to one server chosen
+Arrays under ``MXNET_KVSTORE_BIGARRAY_BOUND`` elements (config.BIGARRAY_BOUND by
+default) go whole to one server chosen
 by a stable hash of the key (never Python's salted ``hash``), so every process picks
 the same one; bigger arrays are cut into contiguous slices over all servers. Each
 slice is further cut into messages of at most ``chunk_bytes``, so no single message

@@ -51,7 +51,8 @@ def _index(key, part):
 class _Slot:
     """One part of one key held by this server."""
     __slots__ = ('stored', 'previous', 'shape', 'plain', 'round', 'contributions',
-                 'received', 'pulls', 'early_acks', 'round_started', 'held', 'released')
+                 'received', 'pulls', 'early_acks', 'round_started', 'held', 'released',
+                 'released_by')
 
     def __init__(self, stored, shape, plain=False):
         self.plain = plain            # sum only, never the optimizer (kv.allreduce keys)
@@ -65,7 +66,8 @@ class _Slot:
         self.early_acks = []          # (round, src, req) of pushes ahead of the open round
         self.round_started = None     # when the open round's first push arrived
         self.held = set()             # rounds with a push made during backward (``hold``)
-        self.released = 0             # rounds below this may be applied (worker 0's word)
+        self.released = 0             # rounds below this may be applied (every worker's word)
+        self.released_by = {}         # rank -> the pushes it had made at its last release
 
 
 class _Batch:
@@ -370,7 +372,7 @@ class Server(Node):
     def _complete_rounds(self, key, part, slot):
         while len(slot.contributions.get(slot.round, ())) == self.cfg.num_worker:
             if slot.round in slot.held and slot.round >= slot.released:
-                return  # pushed during backward: its update waits for worker 0's step
+                return  # pushed during backward: its update waits for every worker's step
             slot.held.discard(slot.round)
             values = slot.contributions.pop(slot.round)
             if self.awaited:
@@ -391,11 +393,18 @@ class Server(Node):
                 self._answer(src, req, key, part)
 
     def _on_release(self, msg):
-        """Worker 0 is in ``Trainer.step``: the optimizer it sent before this message is
-        the one for the rounds of the pushes it has made, which may now be applied."""
-        if self._rank(msg) == 0:
+        """A worker is in ``Trainer.step`` and its pushes have all arrived (worker 0's
+        optimizer, sent before, is the one for the rounds of its pushes): once every
+        worker has said so, those rounds may be applied. Slots are visited in the order
+        their keys were initialised, so the pulls of the first layers are answered first."""
+        rank = self._rank(msg)
+        if rank is not None:
+            workers = range(self.cfg.num_worker)
             for (key, part), slot in self.slots.items():
-                slot.released = max(slot.released, slot.received.get(0, 0))
+                slot.released_by[rank] = max(slot.released_by.get(rank, 0),
+                                             slot.received.get(rank, 0))
+                slot.released = max(slot.released,
+                                    min(slot.released_by.get(r, 0) for r in workers))
                 self._complete_rounds(key, part, slot)
         self._reply(msg)
 
@@ -453,10 +462,13 @@ class Server(Node):
             if slot.pulls and slot.round_started and \
                     now - slot.round_started > self.cfg.wait_timeout:
                 pushed = slot.contributions.get(slot.round, {})
-                missing = sorted(set(range(self.cfg.num_worker)) - set(pushed))
+                workers = range(self.cfg.num_worker)
+                missing = sorted(set(workers) - set(pushed))
+                silent = [r for r in workers if slot.released_by.get(r, 0) <= slot.round]
                 what = ('pushes from worker(s) %s' % ', '.join(map(str, missing)) if missing else
-                        "worker 0's Trainer.step (its pushes were made during backward; "
-                        'every worker must run the Trainer with the same overlap setting)')
+                        'the Trainer.step of worker(s) %s (the pushes were made during '
+                        'backward; every worker must run the Trainer with the same overlap '
+                        'setting)' % ', '.join(map(str, silent)))
                 err = ('%s: round %d of key %r (part %d) waited %.0f s for %s'
                        % (self.van.name, slot.round, key, part, now - slot.round_started, what))
                 for src, req, _ in slot.pulls:

@@ -120,7 +120,10 @@ def test_cifar10_dist_a_killed_worker_is_replaced_and_the_results_do_not_change(
         outputs.append(''.join(lines))
     undisturbed, killed = outputs
     assert 'restart 1 of 1' in killed, killed
-    rejoined = r'^\[worker 1\] Rejoining the job at epoch 1, batch [12]$'
+    # where the replacement rejoins depends on how far the dead process got: batch 0 when
+    # its release of that step had not reached the servers (the round stays open and the
+    # replacement pushes to it), later when it had; the results are the same either way
+    rejoined = r'^\[worker 1\] Rejoining the job at epoch 1, batch [012]$'
     assert re.search(rejoined, killed, re.M), killed
     accuracy = r'^\[worker (\d)\] Epoch (\d): Test_acc (\S+)$'
     assert sorted(set(re.findall(accuracy, killed, re.M))) == \

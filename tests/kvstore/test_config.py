@@ -22,7 +22,7 @@ def error_of(environ):
     return str(info.value)
 
 
-def test_a_complete_environment_parses_with_mxnet_defaults():
+def test_a_complete_environment_parses_with_the_defaults():
     cfg = Config.from_env(env(DMLC_WORKER_ID='2', PS_RESEND='1', PS_RESEND_TIMEOUT='250',
                               PS_HEARTBEAT_INTERVAL='0.5', PS_HEARTBEAT_TIMEOUT='3'))
     assert (cfg.role, cfg.root_uri, cfg.root_port) == ('worker', '127.0.0.1', 9091)
@@ -30,7 +30,7 @@ def test_a_complete_environment_parses_with_mxnet_defaults():
     assert cfg.secret == SECRET.encode()
     assert cfg.resend and cfg.resend_timeout == 0.25
     assert (cfg.heartbeat_interval, cfg.heartbeat_timeout) == (0.5, 3.0)
-    assert cfg.bigarray_bound == 1000000 and cfg.drop_msg == 0 and cfg.verbose == 0
+    assert cfg.bigarray_bound == 100000 and cfg.drop_msg == 0 and cfg.verbose == 0
 
 
 @pytest.mark.parametrize('name', ['DMLC_ROLE', 'DMLC_PS_ROOT_URI', 'DMLC_PS_ROOT_PORT',

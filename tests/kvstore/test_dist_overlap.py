@@ -87,8 +87,8 @@ CASES = {
         dict(kv='dist_sync_device', opt=SGD, devices=2, workers=2,
              compression={'type': '2bit', 'threshold': 0.01}),
     'dist_async, one worker': dict(kv='dist_async', opt=ADAM, workers=1),
-    # the servers hold the rounds pushed during backward until worker 0's step has sent
-    # the optimizer with the new batch size or learning rate
+    # the servers hold the rounds pushed during backward until every worker's step (worker
+    # 0's has sent the optimizer with the new batch size or learning rate)
     'dist_sync, a smaller last batch, the learning rate changed before a step':
         dict(kv='dist_sync', opt=SGD, workers=2, batches=[4, 4, 4, 4, 2], lr_at=2,
              peek=True),
@@ -126,3 +126,43 @@ def test_overlap_gives_the_weights_of_the_plain_step_bit_for_bit(tmp_path, name)
             assert got_on['early'][0] == 0 and min(got_on['early'][1:]) >= 6
             if case.get('update_on_kvstore', True):
                 assert min(got_on['pending']) >= 6
+
+
+LATE_STEP = '''
+import json, time
+import numpy as np
+import minigluon as mx
+from minigluon import autograd, gluon, nd, kv
+
+store = kv.create('dist_sync')
+mx.random.seed(3)
+net = gluon.nn.Dense(4, in_units=8)
+net.initialize(mx.init.Xavier())
+trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1}, kvstore=store)
+x = nd.array(np.random.RandomState(store.rank).normal(size=(4, 8)))
+stepped, arrived = [], []
+for step in range(4):
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()  # from the second step on, the gradients go out here
+    if store.rank == 1:
+        time.sleep(0.5)  # worker 1 is slow to reach its step
+    stepped.append(time.time())
+    trainer.step(4)
+    net.weight.data().wait_to_read()  # the new weights are in
+    arrived.append(time.time())
+print('RESULT', json.dumps({'stepped': stepped, 'arrived': arrived}))
+'''
+
+
+def test_a_round_pushed_during_backward_is_applied_after_every_workers_step(tmp_path):
+    # Each worker releases its rounds from its step, once its pushes are delivered: over a
+    # slow link, weights answered while another worker's pushes still travel share the
+    # link with them and the workers fall out of step. So no worker has the new weights
+    # before the last worker has called step (before, worker 0's step alone released them).
+    with Cluster(tmp_path, LATE_STEP, num_workers=2, num_servers=2) as job:
+        job.assert_success()
+        fast = results(job, 'worker:0')[0]
+        slow = results(job, 'worker:1')[0]
+    for step in range(1, 4):  # (the first step pushes in step(), unheld)
+        assert fast['arrived'][step] >= slow['stepped'][step], step
