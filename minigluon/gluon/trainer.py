@@ -42,6 +42,7 @@ from .parameter import DeferredInitializationError, Parameter, ParameterDict
 # A 'local' store updating huge arrays on the host would be slow: MXNet's limit.
 _LOCAL_UPDATE_LIMIT = 1024 * 1024 * 16
 _OVERLAP_VARIABLE = 'MINIGLUON_KVSTORE_OVERLAP'
+BUCKET_BYTES = 1 << 20  # gradients made final during backward go out together up to this
 
 
 def _overlap_from_env():
@@ -188,6 +189,8 @@ class Trainer:
         self._expected = {}           # index -> gradient writes per device in the last step
         self._early = {}              # index -> its gradient's read-only arrays, pushed
         self._pulls = {}              # index -> the Pending pull of its result
+        self._bucket = []             # (index, parameter) made final, not yet sent
+        self._bucket_bytes = 0
         self._buffers = {}            # index -> host array the summed gradient comes to
         self._grads_taken = False     # the program took gradients before the step
         self._consumed = False        # gradients were sent since the last backward
@@ -414,16 +417,17 @@ class Trainer:
         if self._kvstore is None:
             return
         self._learn_backward()
+        self._send_bucket()
         early, self._early = self._early, {}
         for arrays in early.values():
             for a in arrays:
                 a.flags.writeable = True
-        keys, grads, outs = [], [], []
+        keys, grads, outs, late = [], [], [], []
         for i, p in enumerate(self._params):
             if p.grad_req == 'null' or i in early:
                 continue
             if self._overlap:
-                self._send(i, p)
+                late.append((i, p))
                 continue
             keys.append(i)
             grads.append(p._grad)
@@ -431,6 +435,8 @@ class Trainer:
             outs.append(p.list_data() if self._update_on_kvstore else grads[-1])
         if keys:
             self._kvstore._pushpull_keys(keys, grads, outs)
+        if late:
+            self._send_many(late)
         if self._overlap and not self._update_on_kvstore:
             for i, p in enumerate(self._params):
                 if p.grad_req != 'null':
@@ -443,24 +449,39 @@ class Trainer:
                                                        self._params[i])
 
     # ---- overlap: gradients sent during backward, weights waited for when used ----------
-    def _send(self, i, p):
-        """Push parameter ``i``'s gradients and start pulling the result (the new weights
-        or the summed gradient) into a buffer that ``step`` hands on: until the step the
-        parameter keeps its weights, as without overlap."""
+    def _send_many(self, items):
+        """Push the gradients of ``items`` = [(index, parameter)] and start pulling the
+        results (the new weights or the summed gradients) into buffers that ``step`` hands
+        on: until the step the parameters keep their weights, as without overlap. One push
+        and one pull: a message per server, not one per parameter and server."""
         kv = self._kvstore
-        p._wait_pending()  # the last pull into the data has to be done before the next
-        previous = self._pulls.pop(i, None)
-        if previous is not None:
-            previous.wait()
+        for i, p in items:
+            p._wait_pending()  # the last pull into the data has to be done before the next
+            previous = self._pulls.pop(i, None)
+            if previous is not None:
+                previous.wait()
+        keys = [i for i, _ in items]
+        grads = [p._grad for _, p in items]
         if self._hold:
-            kv._push(i, p._grad, hold=True)
+            kv._push(keys, grads, hold=True)
         else:
-            kv.push(i, p._grad, priority=-i)
-        out = self._buffers.get(i)
-        if out is None:
-            like = p._data[0] if self._update_on_kvstore else p._grad[0]
-            out = self._buffers[i] = NDArray(np.empty(like.shape, like._data.dtype), cpu(0))
-        self._pulls[i] = kv._pull_async(i, out, priority=-i)
+            kv.push(keys, grads, priority=-keys[0])
+        outs = []
+        for i, p in items:
+            out = self._buffers.get(i)
+            if out is None:
+                like = p._data[0] if self._update_on_kvstore else p._grad[0]
+                out = self._buffers[i] = NDArray(np.empty(like.shape, like._data.dtype),
+                                                  cpu(0))
+            outs.append(out)
+        pull = kv._pull_async(keys, outs, priority=-keys[0])
+        for i in keys:
+            self._pulls[i] = pull
+
+    def _send_bucket(self):
+        if self._bucket:
+            bucket, self._bucket, self._bucket_bytes = self._bucket, [], 0
+            self._send_many(bucket)
 
     def _on_grad(self, p, written):
         """Backward writes ``p``'s gradient on one device (see ``Parameter._on_grad``)."""
@@ -479,12 +500,18 @@ class Trainer:
             return
         if self._expected.get(i) != p._grad_writes_since_used():
             return
-        self._send(i, p)
+        # gradients go out in buckets of at least BUCKET_BYTES (or the last of the step):
+        # a message per parameter cost the workers and servers 10% more CPU than one push
+        # in step() at 10 Gbit/s
+        self._bucket.append((i, p))
+        self._bucket_bytes += sum(g._data.nbytes for g in p._grad)
         # protected until the step: a change now could not reach the store
         self._early[i] = [g._data for g in p._grad if isinstance(g._data, np.ndarray)
                           and g._data.flags.writeable]
         for a in self._early[i]:
             a.flags.writeable = False
+        if self._bucket_bytes >= BUCKET_BYTES or len(self._early) == len(self._expected):
+            self._send_bucket()
 
     def _on_grad_access(self, p):
         """The program takes ``p``'s gradient buffers (see ``Parameter._grad_accessed``)."""
