@@ -278,9 +278,12 @@ def main():
     if why and not args.loopback:
         print('shaped links unavailable: %s; running the loopback part only' % why)
     rates = ['loopback'] if loopback else args.rates
-    print('%s, %d CPUs, Python %s; batch %d per worker, %d timed steps after %d'
-          % (platform.machine(), os.cpu_count(), platform.python_version(), BATCH,
-             args.steps, args.warmup))
+    sys.path.insert(0, ROOT)
+    from minigluon.ndarray.ops import compiled  # (the children decide as this process does)
+    print('%s, %d CPUs, Python %s; batch %d per worker, %d timed steps after %d; minigluon '
+          'CPU kernels: %s' % (platform.machine(), os.cpu_count(), platform.python_version(),
+                               BATCH, args.steps, args.warmup,
+                               'numba' if compiled.enabled() else 'numpy'))
     table = {}
     try:
         if not loopback:

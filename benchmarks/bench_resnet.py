@@ -318,9 +318,13 @@ def main():
             runs[fw].append(spawn(fw, args))
     results = {fw: merge(r, args.batch_size) for fw, r in runs.items()}
     blas = os.environ.get('OPENBLAS_CORETYPE')
-    print('resnet18_v1(classes=10, thumbnail=True), batch %d, float32, %s, %s%s'
-          % (args.batch_size, 'gpu' if args.gpus else 'cpu (%d cores)' % os.cpu_count(),
-             platform.platform(), ', OPENBLAS_CORETYPE=%s' % blas if blas else ''))
+    sys.path.insert(0, os.path.dirname(HERE))
+    from minigluon.ndarray.ops import compiled  # (the child decides as this process does)
+    print('resnet18_v1(classes=10, thumbnail=True), batch %d, float32, %s, %s%s; minigluon '
+          'CPU kernels: %s' % (args.batch_size, 'gpu' if args.gpus else 'cpu (%d cores)'
+                               % os.cpu_count(), platform.platform(),
+                               ', OPENBLAS_CORETYPE=%s' % blas if blas else '',
+                               'numba' if compiled.enabled() else 'numpy'))
     print('%d step(s) per run, %d run(s) per framework; images/s from the median step'
           % (args.steps, args.repeat))
     print('%-10s %14s %14s %16s %18s' % ('framework', 'images/s', 'best images/s',
