@@ -16,25 +16,6 @@ from .compiled import kernel
 
 
 @kernel
-def channel_sums(x3):
-    """Per-channel float64 sums of ``x3``."""
-    pre, c, post = x3.shape
-    total = np.zeros(c, np.float64)
-    for p in range(pre):
-        row = x3[p]
-        if post == 1:
-            for k in range(c):
-                total[k] += row[k, 0]
-        else:
-            for k in range(c):
-                s = 0.0
-                for q in range(post):
-                    s += row[k, q]
-                total[k] += s
-    return total
-
-
-@kernel
 def centred_squares(x3, mean):
     """Per-channel float64 sums of ``(x3 - mean)**2``, the difference rounded in ``x3``'s
     dtype as numpy's path rounds it."""
@@ -75,7 +56,8 @@ def normalise(x3, mean, scale, shift, out):
 
 @kernel
 def gradient_sums(dy3, x3, mean):
-    """Per-channel float64 ``sum(dy)`` and ``sum(dy * (x - mean))``."""
+    """Per-channel float64 ``sum(dy)`` and ``sum(dy * (x - mean))`` (with ``dy = x`` and
+    ``mean = 0``, the first is the data's sum)."""
     pre, c, post = x3.shape
     dsum = np.zeros(c, np.float64)
     dot = np.zeros(c, np.float64)
