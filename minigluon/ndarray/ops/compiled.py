@@ -19,6 +19,8 @@ server's I/O thread keeps running while one computes.
 """
 import os
 
+import numpy as np
+
 from ...base import MXNetError
 
 VARIABLE = 'MINIGLUON_CPU_KERNELS'
@@ -57,6 +59,13 @@ def numba_module():
 def enabled():
     """True when operators should call their compiled CPU kernels."""
     return numba_module() is not None
+
+
+def applies(xp, *arrays):
+    """True when compiled kernels may take ``arrays``: host arrays of float32 or float64
+    (the dtypes they are compiled for) with the kernels on."""
+    return (xp is np and all(a.dtype in (np.float32, np.float64) for a in arrays)
+            and enabled())
 
 
 def reset():

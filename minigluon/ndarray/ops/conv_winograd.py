@@ -64,10 +64,8 @@ def flip(u):
 
 
 def _compiled(xp, *arrays):
-    """The compiled kernels when they apply to ``arrays`` (host, float32 or float64)."""
-    if xp is not np or not compiled.enabled():
-        return None
-    if any(a.dtype not in (np.float32, np.float64) for a in arrays):
+    """The compiled transforms when they apply to ``arrays``, else None."""
+    if not compiled.applies(xp, *arrays):
         return None
     from . import conv_winograd_cpu
     return conv_winograd_cpu

@@ -56,8 +56,8 @@ class _ChannelView:
 
 
 def _compiled(xp, x3):
-    """The compiled BatchNorm kernels when they apply to ``x3`` (host, float32 or 64)."""
-    if xp is not np or x3.dtype not in (np.float32, np.float64) or not compiled.enabled():
+    """The compiled BatchNorm kernels when they apply to ``x3``, else None."""
+    if not compiled.applies(xp, x3):
         return None
     from . import normalization_cpu
     return normalization_cpu
