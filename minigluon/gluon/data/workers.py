@@ -319,7 +319,11 @@ class WorkerPool:
                              'as JSON; the sampler yielded an index that is not an int or a '
                              'string: %r' % (indices,)) from None
         k = self._busy.index(min(self._busy))
-        self._tasks[k].send_bytes(task)
+        try:
+            self._tasks[k].send_bytes(task)
+        except (BrokenPipeError, ConnectionResetError):  # it died since the last batch
+            self._return_block(ring_name)
+            self._worker_died(k)
         self._busy[k] += 1
         self._pending[i] = (k, ring_name)
 

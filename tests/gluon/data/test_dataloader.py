@@ -318,6 +318,35 @@ def test_a_killed_worker_is_reported_not_waited_for(no_leftovers):
     assert time.monotonic() - start < 10
 
 
+def _exited(pid, timeout=10):
+    """Wait until process ``pid`` is a zombie or gone: it has exited and its pipes are
+    closed (it is not reaped here: it is multiprocessing's child)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open('/proc/%d/stat' % pid) as f:
+                if f.read().rsplit(')', 1)[1].split()[0] == 'Z':
+                    return
+        except OSError:
+            return
+        time.sleep(0.01)
+    raise AssertionError('process %d did not exit' % pid)
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc'), reason='watches the workers in /proc')
+def test_a_batch_for_a_worker_that_has_died_gets_the_same_clear_error(no_leftovers):
+    # the next batch goes to a worker whose pipe is already closed: not a BrokenPipeError
+    loader = DataLoader(SlowDataset(), batch_size=4, num_workers=2, timeout=60)
+    it = _iter_recording(loader, no_leftovers)
+    next(it)
+    for pid in it.worker_pids:
+        os.kill(pid, signal.SIGKILL)
+    for pid in it.worker_pids:
+        _exited(pid)
+    with pytest.raises(MXNetError, match='exited unexpectedly.*SIGKILL'):
+        next(it)
+
+
 def test_workers_draw_different_random_augmentations(no_leftovers):
     dataset = SimpleDataset(list(range(8))).transform(lambda i: np.random.randint(1 << 30))
     draws = [b.asscalar() for b in _epoch(DataLoader(dataset, batch_size=1, num_workers=2),
