@@ -224,3 +224,73 @@ def resize(data, size=(), keep_ratio=False, interp=1):
         10 random.
     """
     return _run('_image_resize', data, size=size, keep_ratio=keep_ratio, interp=interp)
+
+def decode_raw(stream, flag, to_rgb, what):
+    """The encoded image in ``stream`` as an HWC uint8 numpy array: ``flag`` 0 gray
+    (one channel), else three channels, RGB or (``to_rgb=False``) BGR; ``what``
+    names the source in the error."""
+    from PIL import Image, UnidentifiedImageError
+    try:
+        img = Image.open(stream)
+        img = img.convert('L' if flag == 0 else 'RGB')
+    except (UnidentifiedImageError, OSError) as exc:
+        raise MXNetError('cannot decode %s as an image: %s' % (what, exc)) from None
+    data = np.asarray(img, dtype=np.uint8)
+    if flag == 0:
+        return data[:, :, None]
+    return data if to_rgb else data[:, :, ::-1].copy()
+
+
+def scale_down(src_size, size):
+    """The crop ``size`` (w, h) scaled down, keeping its aspect ratio, to fit in
+    ``src_size`` (w, h)."""
+    w, h = size
+    sw, sh = src_size
+    if sh < h:
+        w, h = float(w * sh) / h, sh
+    if sw < w:
+        w, h = sw, float(h * sw) / w
+    return int(w), int(h)
+
+
+def _zoom(h, w, theta, zoom_in):
+    """The scale of the sampling grid that keeps the rotated image inside (zoom_in) or
+    the whole image in view (zoom_out), per angle in ``theta`` (radians)."""
+    rho = np.sqrt(h * h + w * w)
+    corner = np.arctan(h / w)
+    turn = np.abs(theta)
+    max_x = np.maximum(np.abs(rho * np.cos(corner + turn)), np.abs(rho * np.cos(corner - turn)))
+    max_y = np.maximum(np.abs(rho * np.sin(corner + turn)), np.abs(rho * np.sin(corner - turn)))
+    if zoom_in:
+        return np.minimum(w / max_x, h / max_y)
+    return np.maximum(max_x / w, max_y / h)
+
+
+def rotate_raw(xp, data, degrees, zoom_in=False, zoom_out=False):
+    """NCHW float array ``data`` rotated by ``degrees`` (one per image), counter-clockwise,
+    about each image's centre, sampled bilinearly with zeros outside (MXNet's
+    BilinearSampler grid)."""
+    n, _, h, w = data.shape
+    theta = np.deg2rad(np.asarray(degrees, dtype=np.float64)).reshape(n, 1, 1)
+    hc, wc = (h - 1) / 2.0, (w - 1) / 2.0
+    ys, xs = np.meshgrid(np.arange(h) - hc, np.arange(w) - wc, indexing='ij')
+    cos, sin = np.cos(theta), np.sin(theta)
+    src_x = xs * cos - ys * sin
+    src_y = xs * sin + ys * cos
+    if zoom_in or zoom_out:
+        scale = _zoom(float(h), float(w), theta, zoom_in)
+        src_x, src_y = src_x * scale, src_y * scale
+    src_x, src_y = xp.asarray(src_x + wc), xp.asarray(src_y + hc)
+    x0, y0 = xp.floor(src_x), xp.floor(src_y)
+    out = xp.zeros(data.shape, np.float64)
+    batch = xp.arange(n).reshape(n, 1, 1)
+    for dy in (0, 1):
+        for dx in (0, 1):
+            cx, cy = x0 + dx, y0 + dy
+            weight = (1 - xp.abs(src_x - cx)) * (1 - xp.abs(src_y - cy))
+            inside = (cx >= 0) & (cx <= w - 1) & (cy >= 0) & (cy <= h - 1)
+            ix = xp.clip(cx, 0, w - 1).astype(np.int64)
+            iy = xp.clip(cy, 0, h - 1).astype(np.int64)
+            corner = data[batch, :, iy, ix]  # (n, h, w, c)
+            out += xp.moveaxis(corner * (weight * inside)[..., None], -1, 1)
+    return out.astype(data.dtype)

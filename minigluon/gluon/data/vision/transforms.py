@@ -17,7 +17,7 @@ import numpy as np
 
 from .... import backend
 from ....base import MXNetError, MXNetTypeError, MXNetValueError
-from ....image import rotate_raw, scale_down
+from ....ndarray.image import rotate_raw, scale_down
 from ....ndarray import NDArray
 from ....ndarray import image as _nd_image
 from ....ndarray.image import resize_raw, resized_hw

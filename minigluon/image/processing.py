@@ -1,4 +1,4 @@
-"""``mx.image`` (also ``mx.img``): read, decode, resize, crop and rotate images.
+"""Functions on one image: read, decode, resize, crop and rotate.
 
 Images are HWC NDArrays (uint8 as decoded, or float), except for ``imrotate`` which
 takes CHW float32 tensors (or NCHW batches), as in MXNet. Decoding and resizing use
@@ -10,26 +10,16 @@ import numbers
 
 import numpy as np
 
-from .base import MXNetError, MXNetTypeError, MXNetValueError
-from .ndarray import NDArray, array
-from .ndarray import image as _nd_image
+from ..base import MXNetTypeError, MXNetValueError
+from ..ndarray import NDArray, array
+from ..ndarray import image as _nd_image
+from ..ndarray.image import decode_raw, rotate_raw, scale_down
 
 __all__ = ['imread', 'imdecode', 'imresize', 'scale_down', 'copyMakeBorder', 'resize_short',
            'fixed_crop', 'random_crop', 'center_crop', 'color_normalize', 'random_size_crop',
            'imrotate', 'random_rotate']
 
 
-def _decode(stream, flag, to_rgb, what):
-    from PIL import Image, UnidentifiedImageError
-    try:
-        img = Image.open(stream)
-        img = img.convert('L' if flag == 0 else 'RGB')
-    except (UnidentifiedImageError, OSError) as exc:
-        raise MXNetError('cannot decode %s as an image: %s' % (what, exc)) from None
-    data = np.asarray(img, dtype=np.uint8)
-    if flag == 0:
-        return data[:, :, None]
-    return data if to_rgb else data[:, :, ::-1].copy()
 
 
 def _result(data, out):
@@ -52,7 +42,7 @@ def imread(filename, flag=1, to_rgb=True, out=None):
     out : NDArray, optional
     """
     with open(filename, 'rb') as f:
-        return _result(_decode(f, flag, to_rgb, repr(filename)), out)
+        return _result(decode_raw(f, flag, to_rgb, repr(filename)), out)
 
 
 def imdecode(buf, flag=1, to_rgb=True, out=None):
@@ -84,7 +74,7 @@ def imdecode(buf, flag=1, to_rgb=True, out=None):
         raise MXNetValueError('buf must be of type bytes, bytearray or numpy.ndarray, got %s; '
                               'encode a str to bytes first' % type(buf).__name__)
     raw = bytes(buf) if not isinstance(buf, np.ndarray) else buf.astype(np.uint8).tobytes()
-    return _result(_decode(io.BytesIO(raw), flag, to_rgb, 'the buffer'), out)
+    return _result(decode_raw(io.BytesIO(raw), flag, to_rgb, 'the buffer'), out)
 
 
 def imresize(src, w, h, interp=1, out=None):
@@ -114,16 +104,6 @@ def imresize(src, w, h, interp=1, out=None):
     return out
 
 
-def scale_down(src_size, size):
-    """The crop ``size`` (w, h) scaled down, keeping its aspect ratio, to fit in
-    ``src_size`` (w, h)."""
-    w, h = size
-    sw, sh = src_size
-    if sh < h:
-        w, h = float(w * sh) / h, sh
-    if sw < w:
-        w, h = sw, float(h * sw) / w
-    return int(w), int(h)
 
 
 # OpenCV's border types as numpy.pad modes: constant, fedcba|abcdef, edcb|abcdef
@@ -283,47 +263,8 @@ def random_size_crop(src, size, area, ratio, interp=2):
     return center_crop(src, size, interp)
 
 
-def _zoom(h, w, theta, zoom_in):
-    """The scale of the sampling grid that keeps the rotated image inside (zoom_in) or
-    the whole image in view (zoom_out), per angle in ``theta`` (radians)."""
-    rho = np.sqrt(h * h + w * w)
-    corner = np.arctan(h / w)
-    turn = np.abs(theta)
-    max_x = np.maximum(np.abs(rho * np.cos(corner + turn)), np.abs(rho * np.cos(corner - turn)))
-    max_y = np.maximum(np.abs(rho * np.sin(corner + turn)), np.abs(rho * np.sin(corner - turn)))
-    if zoom_in:
-        return np.minimum(w / max_x, h / max_y)
-    return np.maximum(max_x / w, max_y / h)
 
 
-def rotate_raw(xp, data, degrees, zoom_in=False, zoom_out=False):
-    """NCHW float array ``data`` rotated by ``degrees`` (one per image), counter-clockwise,
-    about each image's centre, sampled bilinearly with zeros outside (MXNet's
-    BilinearSampler grid)."""
-    n, _, h, w = data.shape
-    theta = np.deg2rad(np.asarray(degrees, dtype=np.float64)).reshape(n, 1, 1)
-    hc, wc = (h - 1) / 2.0, (w - 1) / 2.0
-    ys, xs = np.meshgrid(np.arange(h) - hc, np.arange(w) - wc, indexing='ij')
-    cos, sin = np.cos(theta), np.sin(theta)
-    src_x = xs * cos - ys * sin
-    src_y = xs * sin + ys * cos
-    if zoom_in or zoom_out:
-        scale = _zoom(float(h), float(w), theta, zoom_in)
-        src_x, src_y = src_x * scale, src_y * scale
-    src_x, src_y = xp.asarray(src_x + wc), xp.asarray(src_y + hc)
-    x0, y0 = xp.floor(src_x), xp.floor(src_y)
-    out = xp.zeros(data.shape, np.float64)
-    batch = xp.arange(n).reshape(n, 1, 1)
-    for dy in (0, 1):
-        for dx in (0, 1):
-            cx, cy = x0 + dx, y0 + dy
-            weight = (1 - xp.abs(src_x - cx)) * (1 - xp.abs(src_y - cy))
-            inside = (cx >= 0) & (cx <= w - 1) & (cy >= 0) & (cy <= h - 1)
-            ix = xp.clip(cx, 0, w - 1).astype(np.int64)
-            iy = xp.clip(cy, 0, h - 1).astype(np.int64)
-            corner = data[batch, :, iy, ix]  # (n, h, w, c)
-            out += xp.moveaxis(corner * (weight * inside)[..., None], -1, 1)
-    return out.astype(data.dtype)
 
 
 def _check_float32(src):
