@@ -11,6 +11,7 @@ from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from . import autograd
 from . import ndarray
 from . import ndarray as nd
+from . import recordio
 from . import random
 from . import initializer
 from . import initializer as init
@@ -22,6 +23,7 @@ from . import lr_scheduler
 from . import metric
 from . import name
 from . import gluon
+from . import io
 from . import image
 from . import image as img
 from . import runtime
