@@ -1,10 +1,12 @@
 """Datasets: anything with ``__getitem__`` and ``__len__``, plus Gluon's combinators."""
 import numbers
+import os
 
+from ... import recordio
 from ...ndarray import NDArray
 from .sampler import DataArgumentError, FilterSampler, Sampler, SequentialSampler
 
-__all__ = ['Dataset', 'SimpleDataset', 'ArrayDataset']
+__all__ = ['Dataset', 'SimpleDataset', 'ArrayDataset', 'RecordFileDataset']
 
 
 class Dataset:
@@ -187,3 +189,31 @@ class ArrayDataset(Dataset):
 
     def __len__(self):
         return self._length
+
+
+class RecordFileDataset(Dataset):
+    """The records of a RecordIO file, as bytes, in the order of its index.
+
+    Parameters
+    ----------
+    filename : str
+        Path of the ``.rec`` file; its index is the ``.idx`` file beside it (same name).
+
+    A DataLoader's worker processes each read the file through their own handle.
+    """
+
+    def __init__(self, filename):
+        self.filename = os.fspath(filename)
+        self.idx_file = os.path.splitext(self.filename)[0] + '.idx'
+        if not os.path.isfile(self.idx_file):
+            raise DataArgumentError(
+                'RecordFileDataset: %s has no index %s beside it; make one with '
+                'tools/im2rec.py, or write the records with MXIndexedRecordIO'
+                % (self.filename, self.idx_file))
+        self._record = recordio.MXIndexedRecordIO(self.idx_file, self.filename, 'r')
+
+    def __getitem__(self, idx):
+        return self._record.read_idx(self._record.keys[idx])
+
+    def __len__(self):
+        return len(self._record.keys)

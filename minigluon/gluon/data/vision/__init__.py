@@ -1,4 +1,4 @@
 """``gluon.data.vision``: image data sets and transforms."""
 from . import transforms
 from .datasets import (CIFAR10, CIFAR100, MNIST, DatasetNotFoundError, FashionMNIST,
-                       ImageFolderDataset)
+                       ImageFolderDataset, ImageListDataset, ImageRecordDataset)

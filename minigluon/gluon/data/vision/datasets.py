@@ -1,4 +1,5 @@
-"""Vision data sets read from their official binary files.
+"""Vision data sets: the classic ones read from their official binary files, and
+images from folders, lists or RecordIO files.
 
 Each sample is ``(image, label)``: the image an HWC uint8 NDArray on cpu(0) (a
 read-only view into the data set, as Gluon's are views), the label a numpy int32.
@@ -8,6 +9,7 @@ fails the error lists the files expected. Files are checked while read: a trunca
 or malformed file raises, it never gives wrong samples. No pickle is read.
 """
 import gzip
+import io
 import logging
 import os
 import shutil
@@ -18,14 +20,16 @@ import zlib
 
 import numpy as np
 
+from .... import recordio
 from ....base import MXNetError, data_dir
 from ....context import cpu
-from ....ndarray import NDArray
+from ....ndarray import NDArray, array
+from ....ndarray.image import decode_raw
 from ...utils import download
-from ..dataset import Dataset
+from ..dataset import Dataset, RecordFileDataset
 
 __all__ = ['DatasetNotFoundError', 'CIFAR10', 'CIFAR100', 'MNIST', 'FashionMNIST',
-           'ImageFolderDataset']
+           'ImageFolderDataset', 'ImageRecordDataset', 'ImageListDataset']
 
 _log = logging.getLogger(__name__)
 SYNTHETIC_MARKER = 'SYNTHETIC'  # written by datasets/make_synthetic.py beside its files
@@ -432,6 +436,112 @@ class ImageFolderDataset(Dataset):
         if self._transform is not None:
             return self._transform(image, label)
         return image, label
+
+    def __len__(self):
+        return len(self.items)
+
+
+def _check_flag(cls, flag):
+    if flag not in (0, 1):
+        raise MXNetError('%s: flag must be 1 (colour) or 0 (grayscale), got %r'
+                         % (cls.__name__, flag))
+    return flag
+
+
+class ImageRecordDataset(RecordFileDataset):
+    """Images and labels from a RecordIO file (``.rec`` with its ``.idx``), as written
+    by ``tools/im2rec.py`` or ``recordio.pack_img``.
+
+    Each sample is ``(image, label)``: the image decoded to an HWC uint8 NDArray (RGB,
+    or one gray channel), the label the record header's (a float, or a float32 numpy
+    array for several labels).
+
+    Parameters
+    ----------
+    filename : str
+        Path of the ``.rec`` file; its ``.idx`` must be beside it.
+    flag : {0, 1}, default 1
+        1 decodes to three channels, 0 to grayscale.
+    transform : callable, optional
+        ``transform(image, label)`` returning the sample, applied on access.
+    """
+
+    def __init__(self, filename, flag=1, transform=None):
+        super().__init__(filename)
+        self._flag = _check_flag(type(self), flag)
+        self._transform = transform
+
+    def __getitem__(self, idx):
+        header, encoded = recordio.unpack(super().__getitem__(idx))
+        what = 'record %d of %s' % (idx, self.filename)
+        image = array(decode_raw(io.BytesIO(encoded), self._flag, True, what), dtype=np.uint8)
+        if self._transform is not None:
+            return self._transform(image, header.label)
+        return image, header.label
+
+
+class ImageListDataset(Dataset):
+    """Image files named by a list, with their labels.
+
+    Parameters
+    ----------
+    root : str, default '.'
+        The folder the image paths are relative to.
+    imglist : str or list
+        A ``.lst`` file under ``root`` (tab-separated ``index, label(s)..., path`` lines,
+        as ``tools/im2rec.py --list`` writes), or a list of ``[label, path]`` or
+        ``[label_1, ..., label_k, path]`` entries (a label may also be a list).
+    flag : {0, 1}, default 1
+        1 decodes to three channels, 0 to grayscale.
+
+    Each sample is ``(image, label)``: an HWC uint8 NDArray and a float32 NDArray of
+    the entry's labels.
+    """
+
+    def __init__(self, root='.', imglist=None, flag=1):
+        self._root = os.path.expanduser(os.fspath(root))
+        self._flag = _check_flag(type(self), flag)
+        self.items = []
+        if isinstance(imglist, (str, os.PathLike)):
+            self._read_list(os.path.join(self._root, os.fspath(imglist)))
+        elif isinstance(imglist, (list, tuple)):
+            for number, entry in enumerate(imglist):
+                if not isinstance(entry, (list, tuple)) or len(entry) < 2 \
+                        or not isinstance(entry[-1], str):
+                    raise MXNetError('ImageListDataset: entry %d of imglist is %r; each '
+                                     'entry must be [label(s)..., path]' % (number, entry))
+                labels = entry[:-1] if len(entry) > 2 else entry[0]
+                self.items.append((os.path.join(self._root, entry[-1]),
+                                   np.atleast_1d(np.asarray(labels, dtype=np.float32))))
+        else:
+            raise MXNetError('ImageListDataset: imglist must be a .lst file name or a list '
+                             'of [label(s)..., path] entries, got %s' % type(imglist).__name__)
+
+    def _read_list(self, path):
+        with open(path) as f:
+            for number, line in enumerate(f, 1):
+                fields = line.strip().split('\t')
+                if fields == ['']:
+                    continue
+                try:
+                    int(fields[0])
+                    labels = np.array(fields[1:-1], dtype=np.float32)
+                except ValueError:
+                    labels = None
+                if len(fields) < 3 or labels is None:
+                    raise MXNetError('%s, line %d: expected "index<TAB>label(s)<TAB>path", '
+                                     'got %r' % (path, number, line.rstrip('\n')))
+                self.items.append((os.path.join(self._root, fields[-1]), labels))
+
+    def __getitem__(self, idx):
+        path, labels = self.items[idx]
+        try:
+            with open(path, 'rb') as f:
+                data = decode_raw(f, self._flag, True, path)
+        except OSError as exc:
+            raise MXNetError('ImageListDataset: cannot read %s: %s'
+                             % (path, exc.strerror or exc)) from None
+        return array(data, dtype=np.uint8), array(labels)
 
     def __len__(self):
         return len(self.items)
