@@ -4,6 +4,7 @@ import functools
 import math
 import os
 import sys
+import zipfile
 
 import numpy as np
 
@@ -481,6 +482,31 @@ def download(url, fname=None, dirname=None, overwrite=False, retries=5):
     if not fname or fname.endswith(os.sep):
         raise ValueError('download: cannot derive a file name from the URL %r; pass fname=' % url)
     return _gluon_download(url, path=fname, overwrite=overwrite, retries=retries)
+
+
+CIFAR10_REC_URL = 'http://data.mxnet.io/mxnet/data/cifar10.zip'
+
+
+def get_cifar10():
+    """CIFAR-10 as MXNet's RecordIO files in ``data/cifar`` under the current folder
+    (``train.rec``, ``test.rec`` and their ``.lst``), downloaded from ``CIFAR10_REC_URL``
+    and unpacked unless they are already there (MXNet's ``test_utils.get_cifar10``)."""
+    wanted = ['data/cifar/%s' % name for name in ('train.rec', 'test.rec', 'train.lst',
+                                                   'test.lst')]
+    if all(os.path.exists(path) for path in wanted):
+        return
+    os.makedirs('data', exist_ok=True)
+    archive = download(CIFAR10_REC_URL, dirname='data')
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            for name in zf.namelist():
+                if name.startswith('/') or '..' in name.replace('\\', '/').split('/'):
+                    raise MXNetError('%s: refusing to extract the unsafe entry %r'
+                                     % (archive, name))
+            zf.extractall('data')
+    except zipfile.BadZipFile as exc:
+        raise MXNetError('cannot unpack %s: %s; delete it and download it again'
+                         % (archive, exc)) from None
 
 
 def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):

@@ -242,3 +242,39 @@ def test_chi_square_check_counts_buckets_as_mxnet_does():
     np.testing.assert_array_equal(obs, ref)
     np.testing.assert_array_equal(obs, [3, 2, 1])
     np.testing.assert_array_equal(expected, [2, 4, 2])
+
+
+def _zip(path, entries):
+    import zipfile
+    with zipfile.ZipFile(str(path), 'w') as zf:
+        for name, payload in entries.items():
+            zf.writestr(name, payload)
+
+
+def test_get_cifar10_downloads_and_unpacks_once(tmp_path, http_server, monkeypatch):
+    served = tmp_path / 'served'
+    served.mkdir()
+    names = ['train.rec', 'test.rec', 'train.lst', 'test.lst']
+    _zip(served / 'cifar10.zip', {'cifar/' + n: n.encode() for n in names})
+    server = http_server(served)
+    monkeypatch.setattr(test_utils, 'CIFAR10_REC_URL', server.url + 'cifar10.zip')
+    work = tmp_path / 'work'
+    work.mkdir()
+    monkeypatch.chdir(work)
+    test_utils.get_cifar10()
+    assert [(work / 'data' / 'cifar' / n).read_bytes() for n in names] == \
+        [n.encode() for n in names]
+    test_utils.get_cifar10()
+    assert server.requests == 1
+
+
+def test_get_cifar10_refuses_an_archive_that_escapes_its_folder(tmp_path, http_server,
+                                                                monkeypatch):
+    served = tmp_path / 'served'
+    served.mkdir()
+    _zip(served / 'cifar10.zip', {'cifar/train.rec': b'x', '../evil.txt': b'x'})
+    monkeypatch.setattr(test_utils, 'CIFAR10_REC_URL', http_server(served).url + 'cifar10.zip')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(mx.MXNetError, match=r"unsafe entry '../evil.txt'"):
+        test_utils.get_cifar10()
+    assert not (tmp_path / 'evil.txt').exists()
