@@ -15,7 +15,6 @@ An image record's payload (``pack``/``unpack``) is a 24-byte header ``IRHeader(f
 label, id, id2)`` as ``struct`` ``'IfQQ'``; when ``flag`` > 0 the label is ``flag``
 float32 values that follow the header, before the encoded image.
 """
-import io
 import numbers
 import os
 import struct
@@ -24,7 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from .base import MXNetError, MXNetValueError
-from .ndarray.image import decode_raw, encode_raw
+from .ndarray.image_codec import decode_raw, encode_raw
 
 __all__ = ['MXRecordIO', 'MXIndexedRecordIO', 'IRHeader', 'pack', 'unpack', 'pack_img',
            'unpack_img']
@@ -385,7 +384,7 @@ def unpack_img(s, iscolor=-1):
         As OpenCV's imdecode flag: -1 as stored, 0 gray, 1 three channels.
     """
     header, s = unpack(s)
-    img = decode_raw(io.BytesIO(s), iscolor, False, 'the image record (id %d)' % header.id)
+    img = decode_raw(s, iscolor, False, 'the image record (id %d)' % header.id)
     return header, img[:, :, 0] if img.shape[2] == 1 else img
 
 

@@ -5,7 +5,6 @@ takes CHW float32 tensors (or NCHW batches), as in MXNet. Decoding and resizing 
 Pillow where MXNet uses OpenCV; interpolation codes keep OpenCV's meaning (see
 ``nd.image.resize``). Random choices come from numpy's global generator.
 """
-import io
 import numbers
 
 import numpy as np
@@ -13,7 +12,8 @@ import numpy as np
 from ..base import MXNetTypeError, MXNetValueError
 from ..ndarray import NDArray, array
 from ..ndarray import image as _nd_image
-from ..ndarray.image import decode_raw, rotate_raw, scale_down
+from ..ndarray.image import rotate_raw, scale_down
+from ..ndarray.image_codec import decode_raw
 
 __all__ = ['imread', 'imdecode', 'imresize', 'scale_down', 'copyMakeBorder', 'resize_short',
            'fixed_crop', 'random_crop', 'center_crop', 'color_normalize', 'random_size_crop',
@@ -74,7 +74,7 @@ def imdecode(buf, flag=1, to_rgb=True, out=None):
         raise MXNetValueError('buf must be of type bytes, bytearray or numpy.ndarray, got %s; '
                               'encode a str to bytes first' % type(buf).__name__)
     raw = bytes(buf) if not isinstance(buf, np.ndarray) else buf.astype(np.uint8).tobytes()
-    return _result(decode_raw(io.BytesIO(raw), flag, to_rgb, 'the buffer'), out)
+    return _result(decode_raw(raw, flag, to_rgb, 'the buffer'), out)
 
 
 def imresize(src, w, h, interp=1, out=None):

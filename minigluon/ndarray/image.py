@@ -5,7 +5,6 @@ internal names (``_image_crop``, ...); the functions here are the public spellin
 Resizing goes through Pillow on the host (OpenCV's interpolation codes are mapped to
 Pillow's filters); the other ops run on the array's own device.
 """
-import io
 import numbers
 
 import numpy as np
@@ -225,70 +224,6 @@ def resize(data, size=(), keep_ratio=False, interp=1):
         10 random.
     """
     return _run('_image_resize', data, size=size, keep_ratio=keep_ratio, interp=interp)
-
-def decode_raw(stream, flag, to_rgb, what):
-    """The encoded image in ``stream`` as an HWC uint8 numpy array: ``flag`` 0 gray
-    (one channel), 1 three channels, -1 as stored (1, 3, or 4 with an alpha channel);
-    colour channels RGB(A), or BGR(A) with ``to_rgb=False``; ``what`` names the
-    source in the error."""
-    from PIL import Image, UnidentifiedImageError
-    try:
-        img = Image.open(stream)
-        if flag == 0 and img.format == 'JPEG':
-            img.draft('L', img.size)   # libjpeg's own luma, as OpenCV decodes gray JPEGs
-        if flag == 0:
-            mode = 'L'
-        elif flag == 1 or img.mode in ('RGB', 'L'):
-            mode = img.mode if flag < 0 else 'RGB'
-        else:
-            keeps_alpha = 'A' in img.mode or 'transparency' in img.info
-            mode = 'RGBA' if keeps_alpha else 'RGB'
-        img = img.convert(mode)
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise MXNetError('cannot decode %s as an image: %s' % (what, exc)) from None
-    data = np.asarray(img, dtype=np.uint8)
-    if data.ndim == 2:
-        return data[:, :, None]
-    if to_rgb:
-        return data
-    return np.ascontiguousarray(data[:, :, [2, 1, 0, 3][:data.shape[2]]])
-
-
-# What OpenCV's imencode takes as a file extension, as Pillow's format names.
-_ENCODE_FORMATS = {'.jpg': 'JPEG', '.jpeg': 'JPEG', '.png': 'PNG'}
-
-
-def encode_raw(data, ext, quality, from_rgb):
-    """The HW, HWC (1, 3 or 4 channels) uint8 numpy image ``data`` encoded as ``ext``
-    ('.jpg' or '.png') bytes; ``quality`` is JPEG's quality (1-100) or PNG's
-    compression level (clipped to 0-9, as OpenCV does); channels are RGB(A), or
-    BGR(A) with ``from_rgb=False``."""
-    from PIL import Image
-    fmt = _ENCODE_FORMATS.get(str(ext).lower())
-    if fmt is None:
-        raise MXNetError('cannot encode images as %r: use one of %s'
-                         % (ext, ', '.join(sorted(_ENCODE_FORMATS))))
-    data = np.asarray(data)
-    if data.dtype != np.uint8:
-        raise MXNetError('encoding an image needs uint8 pixels, got %s: convert it with '
-                         '.astype(numpy.uint8) after clipping to 0..255' % data.dtype)
-    if data.ndim == 3 and data.shape[2] == 1:
-        data = data[:, :, 0]
-    if data.ndim == 3 and data.shape[2] in (3, 4) and not from_rgb:
-        data = data[:, :, [2, 1, 0, 3][:data.shape[2]]]
-    if data.ndim not in (2, 3) or (data.ndim == 3 and data.shape[2] not in (3, 4)):
-        raise MXNetError('cannot encode an image of shape %s: it must be HxW or HxWxC with '
-                         'C in 1, 3, 4' % (data.shape,))
-    img = Image.fromarray(np.ascontiguousarray(data))
-    if fmt == 'JPEG' and img.mode == 'RGBA':
-        img = img.convert('RGB')       # JPEG has no alpha; OpenCV drops it too
-    out = io.BytesIO()
-    if fmt == 'JPEG':
-        img.save(out, fmt, quality=int(quality))
-    else:
-        img.save(out, fmt, compress_level=min(max(int(quality), 0), 9))
-    return out.getvalue()
-
 
 def scale_down(src_size, size):
     """The crop ``size`` (w, h) scaled down, keeping its aspect ratio, to fit in

@@ -9,7 +9,6 @@ fails the error lists the files expected. Files are checked while read: a trunca
 or malformed file raises, it never gives wrong samples. No pickle is read.
 """
 import gzip
-import io
 import logging
 import os
 import shutil
@@ -24,7 +23,7 @@ from .... import recordio
 from ....base import MXNetError, data_dir
 from ....context import cpu
 from ....ndarray import NDArray, array
-from ....ndarray.image import decode_raw
+from ....ndarray.image_codec import decode_raw
 from ...utils import download
 from ..dataset import Dataset, RecordFileDataset
 
@@ -474,7 +473,7 @@ class ImageRecordDataset(RecordFileDataset):
     def __getitem__(self, idx):
         header, encoded = recordio.unpack(super().__getitem__(idx))
         what = 'record %d of %s' % (idx, self.filename)
-        image = array(decode_raw(io.BytesIO(encoded), self._flag, True, what), dtype=np.uint8)
+        image = array(decode_raw(encoded, self._flag, True, what), dtype=np.uint8)
         if self._transform is not None:
             return self._transform(image, header.label)
         return image, header.label
