@@ -2,9 +2,9 @@
 
 ``processing`` holds the functions on one image (decode, resize, crop, rotate);
 ``augmenters`` the Augmenter classes and ``CreateAugmenter``; ``image_iter`` the
-``ImageIter`` data iterator over ``.rec`` files and image lists.
+``ImageIter`` data iterator over ``.rec`` files and image lists; ``image`` gives all of
+them under MXNet's module path ``mx.image.image``.
 """
-from .processing import *  # noqa: F401,F403
-from .processing import __all__ as _processing_all
-
-__all__ = list(_processing_all)
+from . import image
+from .image import *  # noqa: F401,F403
+from .image import __all__

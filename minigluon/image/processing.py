@@ -3,13 +3,15 @@
 Images are HWC NDArrays (uint8 as decoded, or float), except for ``imrotate`` which
 takes CHW float32 tensors (or NCHW batches), as in MXNet. Decoding and resizing use
 Pillow where MXNet uses OpenCV; interpolation codes keep OpenCV's meaning (see
-``nd.image.resize``). Random choices come from numpy's global generator.
+``nd.image.resize``). Random choices come from the generators MXNet draws them from:
+Python's ``random`` for crop windows and interpolation codes, numpy's for rotations.
 """
 import numbers
+import random
 
 import numpy as np
 
-from ..base import MXNetTypeError, MXNetValueError
+from ..base import MXNetError, MXNetTypeError, MXNetValueError
 from ..ndarray import NDArray, array
 from ..ndarray import image as _nd_image
 from ..ndarray.image import rotate_raw, scale_down
@@ -41,8 +43,13 @@ def imread(filename, flag=1, to_rgb=True, out=None):
         RGB channel order (MXNet's default); False gives BGR (OpenCV's).
     out : NDArray, optional
     """
-    with open(filename, 'rb') as f:
-        return _result(decode_raw(f, flag, to_rgb, repr(filename)), out)
+    try:
+        with open(filename, 'rb') as f:
+            data = f.read()
+    except OSError as exc:
+        raise MXNetError('imread: cannot read %r: %s' % (filename, exc.strerror or exc)) \
+            from None
+    return _result(decode_raw(data, flag, to_rgb, repr(filename)), out)
 
 
 def imdecode(buf, flag=1, to_rgb=True, out=None):
@@ -106,9 +113,10 @@ def imresize(src, w, h, interp=1, out=None):
 
 
 
-# OpenCV's border types as numpy.pad modes: constant, fedcba|abcdef, edcb|abcdef
-# (reflect 101), aaaa|abcd (replicate), cdef|abcdef (wrap).
-_BORDER_MODES = {0: 'constant', 1: 'symmetric', 2: 'reflect', 3: 'edge', 4: 'wrap'}
+# OpenCV's border types (MXNet passes the code through) as numpy.pad modes: 0 constant,
+# 1 replicate (aaa|abcd), 2 reflect (cba|abcd), 3 wrap (bcd|abcd), 4 reflect 101
+# (dcb|abcd).
+_BORDER_MODES = {0: 'constant', 1: 'edge', 2: 'symmetric', 3: 'wrap', 4: 'reflect'}
 
 
 def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(), out=None):
@@ -197,8 +205,8 @@ def random_crop(src, size, interp=2):
     """
     h, w, _ = src.shape
     new_w, new_h = scale_down((w, h), size)
-    x0 = int(np.random.randint(0, w - new_w + 1))
-    y0 = int(np.random.randint(0, h - new_h + 1))
+    x0 = random.randint(0, w - new_w)
+    y0 = random.randint(0, h - new_h)
     return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
 
 
@@ -252,13 +260,13 @@ def random_size_crop(src, size, area, ratio, interp=2):
         area = (area, 1.0)
     log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
     for _ in range(10):
-        target_area = np.random.uniform(area[0], area[1]) * h * w
-        new_ratio = np.exp(np.random.uniform(*log_ratio))
+        target_area = random.uniform(area[0], area[1]) * h * w
+        new_ratio = np.exp(random.uniform(*log_ratio))
         new_w = int(round(np.sqrt(target_area * new_ratio)))
         new_h = int(round(np.sqrt(target_area / new_ratio)))
         if 0 < new_w <= w and 0 < new_h <= h:
-            x0 = int(np.random.randint(0, w - new_w + 1))
-            y0 = int(np.random.randint(0, h - new_h + 1))
+            x0 = random.randint(0, w - new_w)
+            y0 = random.randint(0, h - new_h)
             return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
     return center_crop(src, size, interp)
 

@@ -6,6 +6,7 @@ Resizing goes through Pillow on the host (OpenCV's interpolation codes are mappe
 Pillow's filters); the other ops run on the array's own device.
 """
 import numbers
+import random
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def interp_method(interp, sizes=()):
             return 3
         return 1
     if interp == 10:
-        return int(np.random.randint(0, 5))
+        return random.randint(0, 4)   # Python's generator, as MXNet draws it
     if interp not in _PIL_FILTERS:
         raise MXNetError('interpolation must be 0 (nearest), 1 (bilinear), 2 (bicubic), '
                          '3 (area), 4 (lanczos), 9 (auto) or 10 (random), got %r' % (interp,))

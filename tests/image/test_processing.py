@@ -62,8 +62,8 @@ def test_imresize_is_nd_image_resize():
     np.testing.assert_array_equal(out.asnumpy(), nd.image.resize(img, (4, 5), interp=2).asnumpy())
 
 
-@pytest.mark.parametrize('kind,mode', [(1, 'symmetric'), (2, 'reflect'), (3, 'edge'),
-                                       (4, 'wrap')])
+@pytest.mark.parametrize('kind,mode', [(1, 'edge'), (2, 'symmetric'), (3, 'wrap'),
+                                       (4, 'reflect')])
 def test_copy_make_border_modes(kind, mode):
     img = _hwc(4, 5)
     out = mx.image.copyMakeBorder(nd.array(img, dtype='uint8'), 1, 2, 3, 2, type=kind)
@@ -138,3 +138,28 @@ def test_imrotate_zoom_and_batches():
     with pytest.raises(ValueError, match='both True'):
         mx.image.imrotate(batch, 1.0, zoom_in=True, zoom_out=True)
     assert mx.image.random_rotate(batch, (-5, 5)).shape == (2, 1, 10, 20)
+
+
+BORDERS_WITH_MXNET = '''
+import sys
+import numpy as np
+import mxnet as mx
+img = mx.nd.array(np.load(sys.argv[1] + '/img.npy'), dtype='uint8')
+np.savez(sys.argv[1] + '/mx.npz', *[mx.image.copyMakeBorder(img, 1, 2, 3, 2, type=kind).asnumpy()
+                                    for kind in range(5)])
+'''
+
+
+def test_copy_make_border_types_are_opencvs_as_mxnet_passes_them(tmp_path, run_mxnet):
+    img = _hwc(4, 5)
+    np.save(str(tmp_path / 'img.npy'), img)
+    run_mxnet(tmp_path, BORDERS_WITH_MXNET)
+    expected = list(np.load(str(tmp_path / 'mx.npz')).values())
+    for kind in range(5):
+        out = mx.image.copyMakeBorder(nd.array(img, dtype='uint8'), 1, 2, 3, 2, type=kind)
+        np.testing.assert_array_equal(out.asnumpy(), expected[kind])
+
+
+def test_imread_of_a_missing_file_is_an_mxnet_error(tmp_path):
+    with pytest.raises(mx.MXNetError, match=r"imread: cannot read .*nothing\.jpg"):
+        mx.image.imread(str(tmp_path / 'nothing.jpg'))
