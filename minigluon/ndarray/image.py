@@ -42,8 +42,47 @@ def interp_method(interp, sizes=()):
     return int(interp)
 
 
+def _nearest_taps(src, dst):
+    """OpenCV's INTER_NEAREST source index per output index: floor(i * src / dst)."""
+    return np.minimum(np.floor(np.arange(dst) * (src / dst)).astype(np.int64), src - 1)
+
+
+def _linear_taps(src, dst, fixed_point):
+    """OpenCV's INTER_LINEAR taps per output index: the pixel centres line up
+    (x = (i + 0.5) * src / dst - 0.5), the edges repeat, and for integer images the
+    weights are rounded to 11 bits as OpenCV's fixed-point path rounds them."""
+    x = (np.arange(dst) + 0.5) * (src / dst) - 0.5
+    left = np.floor(x).astype(np.int64)
+    frac = x - left
+    frac[left < 0] = 0
+    left = np.clip(left, 0, src - 1)
+    frac[left >= src - 1] = 0
+    if fixed_point:
+        frac = 1 - np.rint((1 - frac) * 2048) / 2048
+    return left, np.minimum(left + 1, src - 1), frac
+
+
+def _resize_like_opencv(host, w, h, code):
+    """Nearest (code 0) or bilinear (code 1) resizing with OpenCV's sampling, which
+    MXNet's resize ops call: no antialiasing when shrinking, unlike Pillow's filters."""
+    if code == 0:
+        return host[_nearest_taps(host.shape[0], h)][:, _nearest_taps(host.shape[1], w)]
+    fixed = host.dtype.kind in 'iu'
+    y0, y1, fy = _linear_taps(host.shape[0], h, fixed)
+    x0, x1, fx = _linear_taps(host.shape[1], w, fixed)
+    work = np.float64 if fixed or host.dtype == np.float64 else np.float32
+    rows = host.astype(work, copy=False)
+    rows = rows[y0] * (1 - fy)[:, None, None].astype(work) + rows[y1] * fy[:, None, None]
+    out = rows[:, x0] * (1 - fx)[None, :, None].astype(work) + rows[:, x1] * fx[None, :, None]
+    if fixed:
+        info = np.iinfo(host.dtype)
+        out = np.clip(np.floor(out + 0.5), info.min, info.max)
+    return out.astype(host.dtype, copy=False)
+
+
 def resize_raw(xp, data, w, h, interp=1):
-    """An HWC (or NHWC) host or device array resized to ``w x h`` with Pillow."""
+    """An HWC (or NHWC) host or device array resized to ``w x h``: nearest and bilinear
+    sample as OpenCV does, the other filters are Pillow's."""
     if data.ndim == 4:
         return xp.stack([resize_raw(xp, d, w, h, interp) for d in data])
     if data.ndim != 3:
@@ -52,6 +91,9 @@ def resize_raw(xp, data, w, h, interp=1):
     from PIL import Image
     host = backend.to_host(data)
     code = interp_method(interp, (host.shape[0], host.shape[1], h, w))
+    if code in (0, 1):
+        out = _resize_like_opencv(host, w, h, code)
+        return out if xp is np else xp.asarray(out)
     resample = getattr(Image, _PIL_FILTERS[code])
     if host.dtype == np.uint8 and host.shape[2] in (1, 3, 4):
         img = Image.fromarray(np.ascontiguousarray(host if host.shape[2] > 1 else host[:, :, 0]))

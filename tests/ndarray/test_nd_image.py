@@ -83,3 +83,70 @@ def test_interp_method_auto_and_errors():
     assert interp_method(10) in range(5)
     with pytest.raises(MXNetError, match='interpolation must be'):
         interp_method(7)
+
+
+def opencv_bilinear(img, w, h):
+    """OpenCV's INTER_LINEAR in plain loops, float64: centres aligned, edges repeated."""
+    src_h, src_w = img.shape[:2]
+    out = np.zeros((h, w, img.shape[2]))
+    for i in range(h):
+        y = min(max((i + 0.5) * src_h / h - 0.5, 0), src_h - 1)
+        for j in range(w):
+            x = min(max((j + 0.5) * src_w / w - 0.5, 0), src_w - 1)
+            y0, x0 = int(y), int(x)
+            y1, x1 = min(y0 + 1, src_h - 1), min(x0 + 1, src_w - 1)
+            dy, dx = y - y0, x - x0
+            out[i, j] = ((1 - dy) * ((1 - dx) * img[y0, x0] + dx * img[y0, x1])
+                         + dy * ((1 - dx) * img[y1, x0] + dx * img[y1, x1]))
+    return out
+
+
+@pytest.mark.parametrize('size', [(5, 3), (13, 11), (3, 9), (1, 1)])
+def test_resize_bilinear_samples_as_opencv_without_antialiasing(size):
+    img = np.random.RandomState(4).uniform(0, 255, size=(7, 6, 3))
+    w, h = size
+    reference = opencv_bilinear(img, w, h)
+    out64 = nd.image.resize(nd.array(img, dtype='float64'), size, interp=1).asnumpy()
+    np.testing.assert_allclose(out64, reference, rtol=1e-12, atol=1e-9)
+    out32 = nd.image.resize(nd.array(img, dtype='float32'), size, interp=1).asnumpy()
+    np.testing.assert_allclose(out32, reference, rtol=1e-5, atol=1e-4)
+    # uint8: weights rounded to 11 bits, the result rounded: within one level.
+    out8 = nd.image.resize(nd.array(img.round(), dtype='uint8'), size, interp=1).asnumpy()
+    assert out8.dtype == np.uint8
+    assert np.abs(out8 - opencv_bilinear(img.round(), w, h)).max() <= 1
+
+
+def test_resize_nearest_takes_floor_of_the_scaled_index():
+    img = np.arange(7 * 5 * 1, dtype=np.float32).reshape(7, 5, 1)
+    out = nd.image.resize(nd.array(img), (3, 4), interp=0).asnumpy()
+    rows, cols = [int(i * 7 / 4) for i in range(4)], [int(j * 5 / 3) for j in range(3)]
+    np.testing.assert_array_equal(out, img[rows][:, cols])
+
+
+RESIZE_WITH_MXNET = '''
+import sys
+import numpy as np
+import mxnet as mx
+img = mx.nd.array(np.load(sys.argv[1] + '/img.npy'), dtype='uint8')
+out = {}
+for w, h in [(40, 30), (150, 97), (9, 61)]:
+    for interp in (0, 1):
+        out['%d_%d_%d' % (w, h, interp)] = mx.image.imresize(img, w, h, interp).asnumpy()
+        out['nd%d_%d_%d' % (w, h, interp)] = mx.nd.image.resize(
+            img, size=(w, h), interp=interp).asnumpy()
+np.savez(sys.argv[1] + '/mx.npz', **out)
+'''
+
+
+def test_resize_matches_mxnet_to_one_level(tmp_path, run_mxnet):
+    rng = np.random.RandomState(5)
+    img = np.clip(np.linspace(0, 255, 83)[None, :, None] + rng.randint(-30, 31, (71, 83, 3)),
+                  0, 255).astype(np.uint8)
+    np.save(str(tmp_path / 'img.npy'), img)
+    run_mxnet(tmp_path, RESIZE_WITH_MXNET)
+    expected = np.load(str(tmp_path / 'mx.npz'))
+    for key in expected.files:
+        w, h, interp = map(int, key.lstrip('nd').split('_'))
+        out = nd.image.resize(nd.array(img, dtype='uint8'), (w, h), interp=interp).asnumpy()
+        error = np.abs(out.astype(int) - expected[key]).max()
+        assert error <= (0 if interp == 0 else 1), (key, error)

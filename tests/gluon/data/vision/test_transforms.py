@@ -128,7 +128,7 @@ def test_resize_shapes_and_float_images():
     flt = img.astype(np.float32) / 255
     out = T.Resize((10, 5), interpolation=0)(flt)
     assert out.dtype == np.float32
-    np.testing.assert_allclose(out, flt[1::2, 1::2], rtol=1e-6)  # nearest to pixel centres
+    np.testing.assert_allclose(out, flt[::2, ::2], rtol=1e-6)  # OpenCV: floor(i * scale)
     assert T.Resize(4)(np.stack([img, img])).shape == (2, 4, 4, 3)
     with pytest.raises(MXNetError, match='interpolation must be'):
         T.Resize(4, interpolation=7)(img)
