@@ -47,37 +47,40 @@ def _nearest_taps(src, dst):
     return np.minimum(np.floor(np.arange(dst) * (src / dst)).astype(np.int64), src - 1)
 
 
-def _linear_taps(src, dst, fixed_point):
+def _linear_taps(src, dst):
     """OpenCV's INTER_LINEAR taps per output index: the pixel centres line up
-    (x = (i + 0.5) * src / dst - 0.5), the edges repeat, and for integer images the
-    weights are rounded to 11 bits as OpenCV's fixed-point path rounds them."""
+    (x = (i + 0.5) * src / dst - 0.5) and the edges repeat."""
     x = (np.arange(dst) + 0.5) * (src / dst) - 0.5
     left = np.floor(x).astype(np.int64)
     frac = x - left
     frac[left < 0] = 0
     left = np.clip(left, 0, src - 1)
     frac[left >= src - 1] = 0
-    if fixed_point:
-        frac = 1 - np.rint((1 - frac) * 2048) / 2048
     return left, np.minimum(left + 1, src - 1), frac
 
 
 def _resize_like_opencv(host, w, h, code):
     """Nearest (code 0) or bilinear (code 1) resizing with OpenCV's sampling, which
-    MXNet's resize ops call: no antialiasing when shrinking, unlike Pillow's filters."""
+    MXNet's resize ops call: no antialiasing when shrinking, unlike Pillow's filters.
+    Integer images take OpenCV's fixed-point path: 11-bit weights, rows then columns,
+    the sum rounded once."""
     if code == 0:
         return host[_nearest_taps(host.shape[0], h)][:, _nearest_taps(host.shape[1], w)]
-    fixed = host.dtype.kind in 'iu'
-    y0, y1, fy = _linear_taps(host.shape[0], h, fixed)
-    x0, x1, fx = _linear_taps(host.shape[1], w, fixed)
-    work = np.float64 if fixed or host.dtype == np.float64 else np.float32
-    rows = host.astype(work, copy=False)
-    rows = rows[y0] * (1 - fy)[:, None, None].astype(work) + rows[y1] * fy[:, None, None]
-    out = rows[:, x0] * (1 - fx)[None, :, None].astype(work) + rows[:, x1] * fx[None, :, None]
-    if fixed:
+    y0, y1, fy = _linear_taps(host.shape[0], h)
+    x0, x1, fx = _linear_taps(host.shape[1], w)
+    if host.dtype.kind in 'iu':
+        acc = np.int32 if host.dtype.itemsize == 1 else np.int64   # 255 * 2^22 < 2^31
+        ax1 = np.rint(fx * 2048).astype(acc)[None, :, None]
+        ay1 = np.rint(fy * 2048).astype(acc)[:, None, None]
+        cols = host[:, x0].astype(acc) * (2048 - ax1) + host[:, x1].astype(acc) * ax1
+        out = (cols[y0] * (2048 - ay1) + cols[y1] * ay1 + (1 << 21)) >> 22
         info = np.iinfo(host.dtype)
-        out = np.clip(np.floor(out + 0.5), info.min, info.max)
-    return out.astype(host.dtype, copy=False)
+        return np.clip(out, info.min, info.max).astype(host.dtype)
+    work = np.float64 if host.dtype == np.float64 else np.float32
+    data = host.astype(work, copy=False)
+    fx, fy = fx.astype(work)[None, :, None], fy.astype(work)[:, None, None]
+    cols = data[:, x0] * (1 - fx) + data[:, x1] * fx
+    return (cols[y0] * (1 - fy) + cols[y1] * fy).astype(host.dtype, copy=False)
 
 
 def resize_raw(xp, data, w, h, interp=1):
