@@ -108,3 +108,32 @@ def test_mxnet_decodes_the_same_pixels(tmp_path, run_mxnet, decoder):
     data = (tmp_path / 'photo.jpg').read_bytes()
     assert (decode_raw(data, 1, True, 'x') == expected['color']).all()
     assert (decode_raw(data, 0, True, 'x') == expected['gray']).all()
+
+
+GRAY_PNG_WITH_MXNET = '''
+import sys
+import numpy as np
+import mxnet as mx
+data = open(sys.argv[1] + '/colour.png', 'rb').read()
+np.save(sys.argv[1] + '/mx.npy', mx.image.imdecode(data, flag=0).asnumpy())
+'''
+
+
+def test_a_colour_png_decoded_gray_is_opencvs_gray(tmp_path, run_mxnet):
+    rgb = np.random.RandomState(6).randint(0, 256, size=(9, 11, 3)).astype(np.uint8)
+    png = encode_raw(rgb, '.png', 1, from_rgb=True)
+    gray = decode_raw(png, 0, True, 'x')[:, :, 0]
+    weights = np.array([9797, 19234, 3737])
+    assert (gray == (rgb.astype(np.int64) @ weights) >> 15).all()
+    (tmp_path / 'colour.png').write_bytes(png)
+    run_mxnet(tmp_path, GRAY_PNG_WITH_MXNET)
+    assert (np.load(str(tmp_path / 'mx.npy'))[:, :, 0] == gray).all()
+
+
+def test_encoding_from_bgr_swaps_the_channels():
+    rgba = np.random.RandomState(7).randint(0, 256, size=(5, 4, 4)).astype(np.uint8)
+    for channels in (3, 4):
+        rgb = rgba[:, :, :channels]
+        png = encode_raw(np.ascontiguousarray(rgb[:, :, [2, 1, 0, 3][:channels]]), '.png', 1,
+                         from_rgb=False)
+        assert (decode_raw(png, -1, True, 'x') == rgb).all()
