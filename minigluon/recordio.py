@@ -26,7 +26,7 @@ from .base import MXNetError, MXNetValueError
 from .ndarray.image_codec import decode_raw, encode_raw
 
 __all__ = ['MXRecordIO', 'MXIndexedRecordIO', 'IRHeader', 'pack', 'unpack', 'pack_img',
-           'unpack_img']
+           'unpack_img', 'read_index', 'record_starts', 'next_record_start']
 
 _MAGIC = 0xced7230a
 _MAGIC_BYTES = struct.pack('<I', _MAGIC)
@@ -216,6 +216,19 @@ class MXRecordIO:
             if flag in (_WHOLE, _LAST):
                 return _MAGIC_BYTES.join(parts) if len(parts) > 1 else parts[0]
 
+    def read_at(self, offset):
+        """The bytes of the record that starts at byte ``offset`` (from ``record_starts``
+        or an index); the reader then continues after it."""
+        if self.writable:
+            raise MXNetError('%r is open for writing: open it with flag "r" to read'
+                             % (self.uri,))
+        self._check_pid(allow_reset=True)
+        self._file.seek(offset)
+        record = self.read()
+        if record is None:
+            raise self._corrupt(offset, 'the file ends there, so no record starts there')
+        return record
+
     def _corrupt(self, offset, what):
         return MXNetError('%s is not a valid RecordIO file at byte offset %d: %s. The file '
                           'is truncated or corrupt (or, read through an index, the .idx does '
@@ -267,21 +280,10 @@ class MXIndexedRecordIO(MXRecordIO):
         if self.writable:
             self.fidx = open(self.idx_path, 'w')
             return
-        with open(self.idx_path) as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                fields = line.strip().split('\t')
-                try:
-                    key, offset = self.key_type(fields[0]), int(fields[1])
-                except (IndexError, ValueError):
-                    raise MXNetError('%s, line %d: expected "key<TAB>offset", got %r; the '
-                                     'index is corrupt: write it again (im2rec.py, or '
-                                     'MXIndexedRecordIO with flag "w")'
-                                     % (self.idx_path, number, line.rstrip('\n'))) from None
-                if key not in self.idx:
-                    self.keys.append(key)
-                self.idx[key] = offset
+        for key, offset in read_index(self.idx_path, self.key_type):
+            if key not in self.idx:
+                self.keys.append(key)
+            self.idx[key] = offset
 
     def close(self):
         if not self.is_open:
@@ -329,6 +331,89 @@ class MXIndexedRecordIO(MXRecordIO):
         self.fidx.write('%s\t%d\n' % (str(key), offset))
         self.idx[key] = offset
         self.keys.append(key)
+
+
+def read_index(idx_path, key_type=int):
+    """The ``(key, byte offset)`` entries of an ``.idx`` file, in the file's order."""
+    entries = []
+    try:
+        with open(idx_path) as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                fields = line.strip().split('\t')
+                if len(fields) < 2:     # MXNet's C++ readers take any whitespace
+                    fields = line.split()
+                try:
+                    entries.append((key_type(fields[0]), int(fields[1])))
+                except (IndexError, ValueError):
+                    raise MXNetError('%s, line %d: expected "key<TAB>offset", got %r; the '
+                                     'index is corrupt: write it again (im2rec.py, or '
+                                     'MXIndexedRecordIO with flag "w")'
+                                     % (idx_path, number, line.rstrip('\n'))) from None
+    except OSError as exc:
+        raise MXNetError('cannot read the RecordIO index %r: %s'
+                         % (idx_path, exc.strerror or exc)) from None
+    return entries
+
+
+def record_starts(uri, begin=0, end=None):
+    """The byte offsets of the records that start in ``[begin, end)`` of the file
+    ``uri`` (``begin`` a record start), read from their headers alone."""
+    size = os.path.getsize(uri)
+    end = size if end is None else min(end, size)
+    starts = []
+    with open(uri, 'rb') as f:
+        pos = begin
+        while pos < end:
+            starts.append(pos)
+            first = True
+            while True:
+                f.seek(pos)
+                head = f.read(8)
+                if len(head) < 8:
+                    raise MXNetError('%s is not a valid RecordIO file at byte offset %d: the '
+                                     'file ends inside a record header (truncated?)'
+                                     % (uri, pos))
+                magic, word = struct.unpack('<II', head)
+                flag, length = word >> _LENGTH_BITS, word & _MAX_PART
+                if magic != _MAGIC or flag not in ((_WHOLE, _FIRST) if first
+                                                   else (_MIDDLE, _LAST)):
+                    raise MXNetError('%s is not a valid RecordIO file at byte offset %d: no '
+                                     'record part starts there (magic 0x%08x, flag %d); the '
+                                     'file is corrupt' % (uri, pos, magic, flag))
+                if pos + 8 + length > size:
+                    raise MXNetError('%s is not a valid RecordIO file: the record part at '
+                                     'byte offset %d holds %d bytes but the file ends %d '
+                                     'bytes later (truncated?)'
+                                     % (uri, pos, length, size - pos - 8))
+                pos += 8 + _padded(length)
+                if flag in (_WHOLE, _LAST):
+                    break
+                first = False
+    return starts
+
+
+def next_record_start(uri, offset):
+    """The first record start at or after byte ``offset`` of the file ``uri``, or its
+    size: an aligned magic number followed by a first or whole part's flag (how MXNet
+    splits a file into parts at arbitrary offsets)."""
+    size = os.path.getsize(uri)
+    offset -= offset % 4
+    block_size = 1 << 20
+    with open(uri, 'rb') as f:
+        while offset < size:
+            f.seek(offset)
+            block = f.read(block_size)
+            words = np.frombuffer(block[:len(block) // 4 * 4], '<u4')
+            hits = np.flatnonzero((words[:-1] == _MAGIC)
+                                  & ((words[1:] >> _LENGTH_BITS) <= _FIRST))
+            if len(hits):
+                return offset + 4 * int(hits[0])
+            if len(block) < block_size:
+                return size
+            offset += block_size - 4
+    return size
 
 
 IRHeader = namedtuple('HEADER', ['flag', 'label', 'id', 'id2'])

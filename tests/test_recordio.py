@@ -321,3 +321,36 @@ def test_files_written_by_minigluon_are_read_by_mxnet(tmp_path, run_mxnet):
     assert (images[0] == bgr).all() and (images[1] == bgr).all()
     mine = recordio.unpack_img(recordio.pack_img((0, 6.0, 3, 0), bgr, quality=80))[1]
     assert images[2].shape == bgr.shape and np.abs(images[2].astype(int) - mine).max() <= 1
+
+
+def test_record_starts_next_record_start_and_read_at(tmp_path):
+    path = str(tmp_path / 'scan.rec')
+    payloads = [b'one', MAGIC + b'in the middle' + MAGIC, b'', b'x' * 37]
+    with recordio.MXRecordIO(path, 'w') as writer:
+        offsets = []
+        for p in payloads:
+            offsets.append(writer.tell())
+            writer.write(p)
+    assert recordio.record_starts(path) == offsets
+    assert recordio.record_starts(path, offsets[1], offsets[3]) == offsets[1:3]
+    # A part boundary inside a record (its escaped magic) is not a record start.
+    assert recordio.next_record_start(path, offsets[1] + 4) == offsets[2]
+    assert recordio.next_record_start(path, 0) == 0
+    assert recordio.next_record_start(path, offsets[3] + 4) == os.path.getsize(path)
+    reader = recordio.MXRecordIO(path, 'r')
+    assert [reader.read_at(o) for o in reversed(offsets)] == payloads[::-1]
+    assert reader.read() is None
+    with pytest.raises(mx.MXNetError, match='no record starts there'):
+        reader.read_at(os.path.getsize(path))
+    with open(path, 'ab') as f:
+        f.write(MAGIC + struct.pack('<I', 100) + b'short')
+    with pytest.raises(mx.MXNetError, match=r'offset %d.*holds 100 bytes' % (offsets[3] + 48)):
+        recordio.record_starts(path)
+
+
+def test_read_index_takes_tabs_or_any_whitespace(tmp_path):
+    path = tmp_path / 'x.idx'
+    path.write_text('3\t0\n\n7 16\n1\t32\n')
+    assert recordio.read_index(str(path)) == [(3, 0), (7, 16), (1, 32)]
+    with pytest.raises(mx.MXNetError, match='cannot read the RecordIO index'):
+        recordio.read_index(str(tmp_path / 'missing.idx'))
