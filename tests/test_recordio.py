@@ -339,6 +339,8 @@ def test_record_starts_next_record_start_and_read_at(tmp_path):
     assert recordio.next_record_start(path, offsets[3] + 4) == os.path.getsize(path)
     reader = recordio.MXRecordIO(path, 'r')
     assert [reader.read_at(o) for o in reversed(offsets)] == payloads[::-1]
+    assert reader.read() == payloads[1]          # reading goes on after the record
+    reader.read_at(offsets[3])
     assert reader.read() is None
     with pytest.raises(mx.MXNetError, match='no record starts there'):
         reader.read_at(os.path.getsize(path))
