@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend
 from ..base import MXNetError
 from .dispatch import invoke
+from .image_cv import cv_resize
 from .registry import get_op, register
 
 __all__ = ['to_tensor', 'normalize', 'flip_left_right', 'flip_top_bottom',
@@ -60,27 +61,25 @@ def _linear_taps(src, dst):
 
 
 def _resize_like_opencv(host, w, h, code):
-    """Nearest (code 0) or bilinear (code 1) resizing with OpenCV's sampling, which
-    MXNet's resize ops call: no antialiasing when shrinking, unlike Pillow's filters.
-    Integer images take OpenCV's fixed-point path: 11-bit weights, rows then columns,
-    the sum rounded once."""
+    """Nearest (code 0) or bilinear (code 1) resizing as OpenCV does it, which MXNet's
+    resize ops call: no antialiasing when shrinking, unlike Pillow's filters. uint8
+    images go through OpenCV 3.4's own fixed-point arithmetic (bit for bit what MXNet
+    1.9.1 gives); other dtypes sample the same way in floating point."""
+    if host.dtype == np.uint8:
+        return cv_resize(host, w, h, code)
     if code == 0:
         return host[_nearest_taps(host.shape[0], h)][:, _nearest_taps(host.shape[1], w)]
     y0, y1, fy = _linear_taps(host.shape[0], h)
     x0, x1, fx = _linear_taps(host.shape[1], w)
-    if host.dtype.kind in 'iu':
-        acc = np.int32 if host.dtype.itemsize == 1 else np.int64   # 255 * 2^22 < 2^31
-        ax1 = np.rint(fx * 2048).astype(acc)[None, :, None]
-        ay1 = np.rint(fy * 2048).astype(acc)[:, None, None]
-        cols = host[:, x0].astype(acc) * (2048 - ax1) + host[:, x1].astype(acc) * ax1
-        out = (cols[y0] * (2048 - ay1) + cols[y1] * ay1 + (1 << 21)) >> 22
-        info = np.iinfo(host.dtype)
-        return np.clip(out, info.min, info.max).astype(host.dtype)
-    work = np.float64 if host.dtype == np.float64 else np.float32
+    work = np.float32 if host.dtype in (np.float16, np.float32) else np.float64
     data = host.astype(work, copy=False)
     fx, fy = fx.astype(work)[None, :, None], fy.astype(work)[:, None, None]
     cols = data[:, x0] * (1 - fx) + data[:, x1] * fx
-    return (cols[y0] * (1 - fy) + cols[y1] * fy).astype(host.dtype, copy=False)
+    out = cols[y0] * (1 - fy) + cols[y1] * fy
+    if host.dtype.kind in 'iu':
+        info = np.iinfo(host.dtype)
+        out = np.clip(np.rint(out), info.min, info.max)
+    return out.astype(host.dtype, copy=False)
 
 
 def resize_raw(xp, data, w, h, interp=1):

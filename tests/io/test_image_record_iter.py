@@ -10,8 +10,8 @@ import pytest
 import minigluon as mx
 from minigluon import recordio
 from minigluon.base import MXNetError
-from minigluon.io.image_record_aug import (StdRandom, cv_bgr_to_hls, cv_hls_to_bgr,
-                                           cv_resize, cv_warp_affine)
+from minigluon.io.image_record_aug import StdRandom
+from minigluon.ndarray.image_cv import cv_bgr_to_hls, cv_hls_to_bgr, cv_resize, cv_warp_affine
 from minigluon.io.image_record_iter import (ImageRecordInt8Iter, ImageRecordIter,
                                             ImageRecordUInt8Iter)
 
