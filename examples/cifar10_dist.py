@@ -15,6 +15,9 @@ part of the training set (SplitSampler) and every worker reports the same test
 accuracy each epoch, in the tutorial's format ``Epoch 0: Test_acc 0.467400``. When the
 real CIFAR-10 is absent and cannot be downloaded, a synthetic stand-in in the same
 file format is generated (datasets/make_synthetic.py) and the program says so.
+``--use-rec`` reads MXNet RecordIO files instead, ``train.rec`` and ``test.rec`` with
+their ``.idx`` in ``--data-dir`` (``tools/im2rec.py`` makes them from image folders),
+decoded in the DataLoader's workers; each worker still reads only its own part.
 
 While it trains, a progress line comes every ``--log-interval`` batches and at least
 every ``--progress-interval`` seconds (speed, accuracy and loss so far, the epoch's
@@ -39,7 +42,8 @@ import numpy as np
 
 import minigluon as mx
 from minigluon import autograd, gluon, kv, nd
-from minigluon.gluon.data.vision import CIFAR10, DatasetNotFoundError, transforms
+from minigluon.gluon.data.vision import (CIFAR10, DatasetNotFoundError, ImageRecordDataset,
+                                         transforms)
 from minigluon.progress import Progress
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,6 +69,9 @@ def parse_args(argv=None):
     p.add_argument('--synthetic', type=int, default=0, metavar='N',
                    help='train on a synthetic set of N images (test: N/5), even if CIFAR-10 '
                         'is present')
+    p.add_argument('--use-rec', action='store_true',
+                   help='read train.rec and test.rec (MXNet RecordIO, with .idx) from '
+                        '--data-dir')
     p.add_argument('--log-interval', type=int, default=20,
                    help='batches between progress lines (0: only by time)')
     p.add_argument('--progress-interval', type=float, default=10.0, metavar='SECONDS',
@@ -82,6 +89,8 @@ def parse_args(argv=None):
         p.error('--resume needs --checkpoint-dir')
     if args.batch_size < 1 or args.num_epochs < 1:
         p.error('--batch-size and --num-epochs must be positive')
+    if args.use_rec and args.synthetic:
+        p.error('--use-rec reads --data-dir; it does not go with --synthetic')
     return args
 
 
@@ -103,7 +112,12 @@ def synthetic_root(data_dir, size):
 
 
 def load_data(args):
-    """(train, test) data sets: the real CIFAR-10, else a synthetic stand-in."""
+    """(train, test) data sets: RecordIO files, the real CIFAR-10, else a synthetic
+    stand-in."""
+    if args.use_rec:
+        return tuple(ImageRecordDataset(os.path.join(os.path.expanduser(args.data_dir),
+                                                     name + '.rec'))
+                     for name in ('train', 'test'))
     if args.synthetic:
         root = synthetic_root(args.data_dir, args.synthetic)  # CIFAR10 says it is synthetic
     else:

@@ -156,3 +156,38 @@ def test_train_cifar10_on_two_cpu_devices(tmp_path):
     assert code == 0 and 'Epoch 0: Test_acc' in out, out
     assert sorted(os.listdir(str(tmp_path / 'ckpt'))) == ['model.params', 'progress.json',
                                                           'trainer.states']
+
+
+def _write_rec(path, count, seed):
+    """``count`` 32x32 PNG records with labels 0-9, written as MXNet packs images."""
+    import numpy as np
+    from minigluon import recordio
+    rng = np.random.RandomState(seed)
+    with recordio.MXIndexedRecordIO(path[:-4] + '.idx', path, 'w') as writer:
+        for i in range(count):
+            label = i % 10
+            image = np.full((32, 32, 3), 25 * label, np.uint8) + rng.randint(0, 20, (32, 32, 3),
+                                                                            dtype=np.uint8)
+            writer.write_idx(i, recordio.pack_img((0, float(label), i, 0), image,
+                                                  img_fmt='.png'))
+
+
+def test_cifar10_dist_trains_from_record_files_each_worker_its_part(tmp_path):
+    data = tmp_path / 'rec'
+    data.mkdir()
+    _write_rec(str(data / 'train.rec'), 80, 0)
+    _write_rec(str(data / 'test.rec'), 20, 1)
+    code, out = _run(LAUNCH + ['-n', '2', '-s', '1', '--launcher', 'local', sys.executable,
+                               'examples/cifar10_dist.py', '--model', 'cifar_resnet20_v1',
+                               '--use-rec', '--data-dir', str(data), '--num-epochs', '1',
+                               '--batch-size', '10', '--loader-workers', '1',
+                               '--progress-interval', '600'], tmp_path)
+    assert code == 0, out
+    accuracy = [re.search(r'^\[worker %d\] Epoch 0: Test_acc ([0-9.]+)$' % rank, out, re.M)
+                for rank in (0, 1)]
+    assert all(accuracy) and accuracy[0].group(1) == accuracy[1].group(1), out
+    # 80 records over 2 workers: 40 each, 4 batches of 10
+    assert re.search(r'^\[worker 1\] Finished 1 epoch\(s\) .*: 40 samples', out, re.M), out
+    code, out = _run([sys.executable, 'examples/cifar10_dist.py', '--use-rec', '--kvstore',
+                      'local', '--data-dir', str(tmp_path / 'nowhere')], tmp_path)
+    assert code != 0 and 'nowhere' in out and 'im2rec' in out, out
