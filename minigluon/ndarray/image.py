@@ -43,15 +43,10 @@ def interp_method(interp, sizes=()):
     return int(interp)
 
 
-def _nearest_taps(src, dst):
-    """OpenCV's INTER_NEAREST source index per output index: floor(i * src / dst)."""
-    return np.minimum(np.floor(np.arange(dst) * (src / dst)).astype(np.int64), src - 1)
-
-
 def _linear_taps(src, dst):
     """OpenCV's INTER_LINEAR taps per output index: the pixel centres line up
     (x = (i + 0.5) * src / dst - 0.5) and the edges repeat."""
-    x = (np.arange(dst) + 0.5) * (src / dst) - 0.5
+    x = (np.arange(dst) + 0.5) * (1.0 / (dst / src)) - 0.5   # OpenCV's double rounding
     left = np.floor(x).astype(np.int64)
     frac = x - left
     frac[left < 0] = 0
@@ -65,10 +60,8 @@ def _resize_like_opencv(host, w, h, code):
     resize ops call: no antialiasing when shrinking, unlike Pillow's filters. uint8
     images go through OpenCV 3.4's own fixed-point arithmetic (bit for bit what MXNet
     1.9.1 gives); other dtypes sample the same way in floating point."""
-    if host.dtype == np.uint8:
+    if host.dtype == np.uint8 or code == 0:     # nearest takes pixels of any dtype
         return cv_resize(host, w, h, code)
-    if code == 0:
-        return host[_nearest_taps(host.shape[0], h)][:, _nearest_taps(host.shape[1], w)]
     y0, y1, fy = _linear_taps(host.shape[0], h)
     x0, x1, fx = _linear_taps(host.shape[1], w)
     work = np.float32 if host.dtype in (np.float16, np.float32) else np.float64

@@ -149,3 +149,14 @@ def test_resize_of_uint8_images_matches_mxnet_bit_for_bit(tmp_path, run_mxnet):
         w, h, interp = map(int, key.lstrip('nd').split('_'))
         out = nd.image.resize(nd.array(img, dtype='uint8'), (w, h), interp=interp).asnumpy()
         assert (out == expected[key]).all(), key
+
+
+def test_resize_nearest_of_float_images_picks_opencvs_pixels():
+    # OpenCV maps x to floor(x * (1 / (dst / src))): for 6 -> 34 that differs from
+    # floor(x * src / dst) at some x, and float images must pick what uint8 ones pick
+    # (which equal MXNet's, above).
+    img = np.arange(6 * 6 * 3).reshape(6, 6, 3) % 251
+    for size in [(34, 34), (68, 6), (6, 94)]:
+        as_uint8 = nd.image.resize(nd.array(img, dtype='uint8'), size, interp=0).asnumpy()
+        as_float = nd.image.resize(nd.array(img, dtype='float32'), size, interp=0).asnumpy()
+        np.testing.assert_array_equal(as_float, as_uint8)
