@@ -3,6 +3,7 @@ errors, timeouts, and no process or shared-memory block left behind."""
 import gc
 import multiprocessing
 import os
+import re
 import signal
 import sys
 import time
@@ -424,3 +425,18 @@ def test_auto_reload_in_the_main_process_and_threads():
         for _ in range(2):
             assert [b.asnumpy().tolist() for b in loader] == [[0, 1], [2, 3], [4]]
         loader.clean()
+
+
+def test_the_first_batches_blocks_become_the_ring(no_leftovers):
+    # The first batches travel in one-off blocks (the ring's size is unknown until one
+    # arrives); blocks of the ring's size join the ring, so an epoch of equal batches
+    # maps no other block (new blocks would fault their pages in again).
+    data = np.arange(48 * 2000, dtype=np.float32).reshape(48, 2000)
+    loader = DataLoader(ArrayDataset(data), batch_size=4, num_workers=1, prefetch=3)
+    seen, epoch = set(), iter(loader)
+    no_leftovers.extend(epoch.worker_pids)
+    for i, batch in enumerate(epoch):
+        assert (batch.asnumpy() == data[4 * i:4 * i + 4]).all()
+        seen |= _shm_blocks()
+    assert i == 11 and 0 < len(seen) <= 4, seen
+    assert all(re.match(r'mg[0-9a-f]+_[0-9a-f]+_s\d+$', name) for name in seen), seen
