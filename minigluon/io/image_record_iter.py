@@ -609,7 +609,7 @@ class ImageRecordIter(DataIter):
         self._batchify = _Batchify(self.batch_size, self._aug, self._dtype, mean_img,
                                    p['label_width'])
         self._state = self._planner.copy()
-        self._epoch = self._sampler = None
+        self._epoch = self._sampler = self._ahead = None
         self._finished = False
         self._current = None
         # as MXNet's MXDataIter: the first batch is read now (errors show at once)
@@ -709,21 +709,31 @@ class ImageRecordIter(DataIter):
         return self._p['preprocess_threads']
 
     # -- iteration --
-    def _start_epoch(self):
-        self._sampler = _PlanSampler(self._state.copy())
-        loader = DataLoader(self._decoder, batch_sampler=self._sampler,
+    def _start_epoch(self, state):
+        """A sampler over the epoch that starts in ``state`` and the DataLoader iterator
+        decoding it (its worker processes start now)."""
+        sampler = _PlanSampler(state.copy())
+        loader = DataLoader(self._decoder, batch_sampler=sampler,
                             batchify_fn=self._batchify, num_workers=self._workers(),
                             prefetch=max(self._p['prefetch_buffer'], self._workers()))
-        self._epoch = iter(loader)
+        return sampler, iter(loader)
+
+    def _next_epoch_state(self):
+        planner = self._state.copy()
+        planner.before_first()
+        return planner
 
     def reset(self):
         """Start the next epoch: with ``round_batch`` after the records the last batch
         borrowed, else from the start (reshuffled when ``shuffle``)."""
         self._first_batch = None
-        self._epoch = self._sampler = None      # dropping it stops its workers
-        planner = self._state.copy()
-        planner.before_first()
-        self._state = planner
+        if self._finished and self._ahead is not None:
+            # the next epoch, being decoded since the last one ended
+            self._state, (self._sampler, self._epoch) = self._ahead
+        else:
+            self._epoch = self._sampler = None      # dropping it stops its workers
+            self._state = self._next_epoch_state()
+        self._ahead = None
         self._finished = False
 
     def next(self):
@@ -735,13 +745,18 @@ class ImageRecordIter(DataIter):
         if self._finished:
             raise StopIteration
         if self._epoch is None:
-            self._start_epoch()
+            self._sampler, self._epoch = self._start_epoch(self._state)
         try:
             data, label, ids = next(self._epoch)
         except StopIteration:
             self._state = self._sampler.end_state
             self._epoch = self._sampler = None
             self._finished = True
+            # The next epoch's workers start decoding now, while the training loop ends
+            # its epoch (evaluation, checkpoints), as MXNet's prefetching thread runs on.
+            if self._workers():
+                state = self._next_epoch_state()
+                self._ahead = state, self._start_epoch(state)
             raise
         except BaseException:
             self._epoch = self._sampler = None
