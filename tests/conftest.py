@@ -3,11 +3,13 @@
 with numpy's;
 ``http_server`` serves a folder on 127.0.0.1 for download tests; ``run_mxnet`` runs a
 script under a real MXNet, named by ``MINIGLUON_MXNET_PYTHON`` (e.g. a virtual
-environment with ``pip install mxnet==1.9.1 numpy==1.23.5``), or skips saying why."""
+environment with ``pip install mxnet==1.9.1 numpy==1.23.5``), or skips saying why;
+``run_minigluon`` runs the same script with ``import mxnet as mx`` meaning minigluon."""
 import functools
 import http.server
 import os
 import subprocess
+import sys
 import textwrap
 import threading
 
@@ -117,6 +119,22 @@ def run_mxnet():
 
     def run(folder, script):
         done = subprocess.run([python, '-c', textwrap.dedent(script), str(folder)],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+    return run
+
+
+@pytest.fixture
+def run_minigluon():
+    """``run(folder, script)``: a ``run_mxnet`` script in a fresh minigluon process, its
+    ``import mxnet as mx`` made ``import minigluon as mx``, so one script gives both
+    sides of a comparison."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def run(folder, script):
+        source = textwrap.dedent(script).replace('import mxnet as mx', 'import minigluon as mx')
+        env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get('PYTHONPATH', ''))
+        done = subprocess.run([sys.executable, '-c', source, str(folder)], env=env,
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
     return run
