@@ -258,6 +258,14 @@ def round_half_away(value):
     return math.floor(value + 0.5) if value >= 0 else -math.floor(-value + 0.5)
 
 
+def _window_corner(params, spare_rows, spare_cols, rng):
+    """The top-left corner of a crop window with this much room: drawn (rows first, as
+    MXNet draws them) with ``rand_crop``, else centred."""
+    if params.rand_crop:
+        return rng.uniform_int(0, spare_rows), rng.uniform_int(0, spare_cols)
+    return spare_rows // 2, spare_cols // 2
+
+
 def _crop(params, img, rng):
     """The crop to data_shape: a random-size square, or a centred / random window."""
     _, out_h, out_w = params.data_shape
@@ -274,12 +282,7 @@ def _crop(params, img, rng):
             raise MXNetError('the random crop size drawn from [min_crop_size, max_crop_size] '
                              '= [%d, %d] is %d: set both to positive sizes'
                              % (params.min_crop_size, params.max_crop_size, size))
-        y, x = rows - size, cols - size
-        if params.rand_crop:
-            y = rng.uniform_int(0, y)
-            x = rng.uniform_int(0, x)
-        else:
-            y, x = y // 2, x // 2
+        y, x = _window_corner(params, rows - size, cols - size, rng)
         interp = _inter_method(params, size, size, out_w, out_h, rng)
         return cv_resize(img[y:y + size, x:x + size], out_w, out_h, interp)
     interp = _inter_method(params, cols, rows, out_w, out_h, rng)
@@ -294,12 +297,7 @@ def _crop(params, img, rng):
     if rows < out_h or cols < out_w:
         raise MXNetError('input image size %dx%d smaller than input shape %dx%d'
                          % (cols, rows, out_w, out_h))
-    y, x = rows - out_h, cols - out_w
-    if params.rand_crop:
-        y = rng.uniform_int(0, y)
-        x = rng.uniform_int(0, x)
-    else:
-        y, x = y // 2, x // 2
+    y, x = _window_corner(params, rows - out_h, cols - out_w, rng)
     return img[y:y + out_h, x:x + out_w]
 
 
