@@ -26,7 +26,7 @@ from .base import MXNetError, MXNetValueError
 from .ndarray.image_codec import decode_raw, encode_raw
 
 __all__ = ['MXRecordIO', 'MXIndexedRecordIO', 'IRHeader', 'pack', 'unpack', 'pack_img',
-           'unpack_img', 'read_index', 'record_starts', 'next_record_start']
+           'unpack_img', 'read_index', 'read_list', 'record_starts', 'next_record_start']
 
 _MAGIC = 0xced7230a
 _MAGIC_BYTES = struct.pack('<I', _MAGIC)
@@ -354,6 +354,29 @@ def read_index(idx_path, key_type=int):
     except OSError as exc:
         raise MXNetError('cannot read the RecordIO index %r: %s'
                          % (idx_path, exc.strerror or exc)) from None
+    return entries
+
+
+def read_list(lst_path):
+    """The ``(index, labels, path)`` entries of an image list (``.lst``, as im2rec.py
+    writes it: ``index<TAB>label[<TAB>label...]<TAB>path`` per line), in file order;
+    the labels a float64 numpy array (im2rec writes them as ``3.000000``)."""
+    entries = []
+    with open(lst_path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            fields = line.strip().split('\t')
+            try:
+                if len(fields) < 3:
+                    raise ValueError('too few fields')
+                entries.append((int(fields[0]), np.array(fields[1:-1], dtype=np.float64),
+                                fields[-1]))
+            except ValueError:
+                raise MXNetValueError(
+                    '%s, line %d: expected "index<TAB>label[<TAB>label...]<TAB>path", got '
+                    '%r; write the list with tools/im2rec.py --list'
+                    % (lst_path, number, line.rstrip('\n'))) from None
     return entries
 
 

@@ -356,3 +356,14 @@ def test_read_index_takes_tabs_or_any_whitespace(tmp_path):
     assert recordio.read_index(str(path)) == [(3, 0), (7, 16), (1, 32)]
     with pytest.raises(mx.MXNetError, match='cannot read the RecordIO index'):
         recordio.read_index(str(tmp_path / 'missing.idx'))
+
+
+def test_read_list_parses_im2rec_lists(tmp_path):
+    path = tmp_path / 'x.lst'
+    path.write_text('0\t3.000000\ta/0.jpg\n\n7\t1.5\t2.000000\tb/7.png\n')
+    entries = recordio.read_list(str(path))
+    assert [(i, labels.tolist(), name) for i, labels, name in entries] == \
+        [(0, [3.0], 'a/0.jpg'), (7, [1.5, 2.0], 'b/7.png')]
+    path.write_text('0\t1\ta.jpg\nx\t1\tb.jpg\n')
+    with pytest.raises(mx.MXNetError, match=r'x\.lst, line 2: expected "index<TAB>label'):
+        recordio.read_list(str(path))

@@ -27,26 +27,11 @@ _LAST_BATCH = ('pad', 'discard', 'roll_over')
 
 def _read_list_file(path, dtype):
     """``{key: (label NDArray, relative path)}`` and the keys in file order, from a
-    ``.lst`` file: ``index<TAB>label[<TAB>label...]<TAB>path`` per line."""
+    ``.lst`` file."""
     imglist, keys = {}, []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            fields = line.strip().split('\t')
-            try:
-                if len(fields) < 3:
-                    raise ValueError('too few fields')
-                key = int(fields[0])
-                # Parse as float first: im2rec writes labels such as "3.000000".
-                label = np.array(fields[1:-1], dtype=np.float64).astype(dtype)
-            except ValueError:
-                raise MXNetValueError(
-                    '%s, line %d: expected "index<TAB>label[<TAB>label...]<TAB>path", got '
-                    '%r; write the list with tools/im2rec.py --list'
-                    % (path, number, line.rstrip('\n'))) from None
-            imglist[key] = (nd.array(label, dtype=dtype), fields[-1])
-            keys.append(key)
+    for key, labels, name in recordio.read_list(path):
+        imglist[key] = (nd.array(labels.astype(dtype), dtype=dtype), name)
+        keys.append(key)
     return imglist, keys
 
 

@@ -517,20 +517,8 @@ class ImageListDataset(Dataset):
                              'of [label(s)..., path] entries, got %s' % type(imglist).__name__)
 
     def _read_list(self, path):
-        with open(path) as f:
-            for number, line in enumerate(f, 1):
-                fields = line.strip().split('\t')
-                if fields == ['']:
-                    continue
-                try:
-                    int(fields[0])
-                    labels = np.array(fields[1:-1], dtype=np.float32)
-                except ValueError:
-                    labels = None
-                if len(fields) < 3 or labels is None:
-                    raise MXNetError('%s, line %d: expected "index<TAB>label(s)<TAB>path", '
-                                     'got %r' % (path, number, line.rstrip('\n')))
-                self.items.append((os.path.join(self._root, fields[-1]), labels))
+        for _, labels, name in recordio.read_list(path):
+            self.items.append((os.path.join(self._root, name), labels.astype(np.float32)))
 
     def __getitem__(self, idx):
         path, labels = self.items[idx]
