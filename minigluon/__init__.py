@@ -11,6 +11,8 @@ from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from . import autograd
 from . import ndarray
 from . import ndarray as nd
+from . import symbol
+from . import symbol as sym
 from . import recordio
 from . import random
 from . import initializer

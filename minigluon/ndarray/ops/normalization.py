@@ -69,8 +69,8 @@ def _as(dtype, *vectors):
 
 
 @register('BatchNorm', num_inputs=5)
-def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-5, momentum=0.9,
-               fix_gamma=False, use_global_stats=False, output_mean_var=False, axis=1,
+def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+               fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,
                cudnn_off=None, training=None):
     """Batch normalisation over every axis but ``axis``.
 

@@ -1,0 +1,132 @@
+"""The graph under a Symbol, and MXNet 1.x's JSON file format for it.
+
+A graph is made of ``Node`` objects: a variable (``op`` None) or an operator (``op``
+the MXNet name of an entry of the symbol op table, ``op_specs``), with its
+attributes as MXNet writes them (strings: ``"(3, 3)"``, ``"True"``) and its inputs
+as ``(node, output_index)`` entries. The JSON layout is nnvm's, which MXNet 1.x
+reads and writes: ``nodes`` in topological order, ``arg_nodes``, ``node_row_ptr``,
+``heads`` and the graph attribute ``mxnet_version``.
+"""
+import json
+
+from ..base import MXNetError
+from .op_specs import spec_of
+
+MXNET_VERSION = 10901  # the version written into files: MXNet 1.9.1 reads them as its own
+
+
+class Node:
+    """One node of a graph: a variable or an operator application."""
+    __slots__ = ('op', 'name', 'attrs', 'inputs', '__weakref__')
+
+    def __init__(self, op, name, attrs=None, inputs=()):
+        self.op = op            # MXNet op name, or None for a variable
+        self.name = name
+        self.attrs = dict(attrs or {})
+        self.inputs = list(inputs)  # [(Node, output index)]
+
+    @property
+    def is_variable(self):
+        return self.op is None
+
+    def __repr__(self):
+        return '<Node %s %s>' % (self.op or 'variable', self.name)
+
+
+def topological_order(heads):
+    """The nodes reachable from the ``(node, index)`` entries ``heads``, each after its
+    inputs, in the depth-first post-order MXNet uses (and so lists arguments in)."""
+    order, seen = [], set()
+    for head, _ in heads:
+        if id(head) in seen:
+            continue
+        stack = [(head, iter(head.inputs))]
+        seen.add(id(head))
+        while stack:
+            node, it = stack[-1]
+            for child, _ in it:
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, iter(child.inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+# ---- JSON ----
+
+def to_json(heads, num_outputs):
+    """MXNet 1.x's JSON text for the graph with outputs ``heads``.
+
+    ``num_outputs(node)`` is how many outputs an operator node has in all (hidden
+    ones included), which ``node_row_ptr`` counts as MXNet does.
+    """
+    order = topological_order(heads)
+    index = {id(n): i for i, n in enumerate(order)}
+    nodes, arg_nodes, row_ptr = [], [], [0]
+    mutable = _mutable_inputs(order)
+    for i, node in enumerate(order):
+        entry = {'op': 'null' if node.is_variable else node.op, 'name': node.name}
+        if node.attrs:
+            entry['attrs'] = dict(sorted(node.attrs.items()))
+        entry['inputs'] = [[index[id(src)], idx, 1 if id(src) in mutable else 0]
+                           for src, idx in node.inputs]
+        nodes.append(entry)
+        if node.is_variable:
+            arg_nodes.append(i)
+        row_ptr.append(row_ptr[-1] + (1 if node.is_variable else num_outputs(node)))
+    graph = {'nodes': nodes, 'arg_nodes': arg_nodes, 'node_row_ptr': row_ptr,
+             'heads': [[index[id(n)], idx, 0] for n, idx in heads],
+             'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
+    return json.dumps(graph, indent=2)
+
+
+def _mutable_inputs(order):
+    """Variables an operator writes (auxiliary states): their version is 1 in MXNet's
+    files."""
+    out = set()
+    for node in order:
+        if not node.is_variable:
+            spec = spec_of(node.op)
+            names = spec.input_names(node.attrs, len(node.inputs))
+            for (src, _), name in zip(node.inputs, names):
+                if name in spec.aux_names and src.is_variable:
+                    out.add(id(src))
+    return out
+
+
+def from_json(text):
+    """``(heads, graph_attrs)`` of a graph in MXNet's JSON format (``to_json``'s, and
+    every 1.x version's: older files keep attributes under ``param`` or ``attr``)."""
+    try:
+        graph = json.loads(text)
+    except ValueError as exc:
+        raise MXNetError('symbol JSON is not valid JSON: %s' % exc) from None
+    if not isinstance(graph, dict) or not isinstance(graph.get('nodes'), list) \
+            or not isinstance(graph.get('heads'), list):
+        raise MXNetError('symbol JSON must be an object with "nodes" and "heads" lists '
+                         '(the -symbol.json file MXNet writes)')
+    nodes = []
+    for i, entry in enumerate(graph['nodes']):
+        try:
+            op, name = entry['op'], entry['name']
+            attrs = entry.get('attrs', entry.get('attr', entry.get('param', {}))) or {}
+            inputs = [(nodes[src], int(idx)) for src, idx, *_ in entry.get('inputs', [])]
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise MXNetError('symbol JSON: node %d is malformed (%s: %s); nodes need "op", '
+                             '"name" and "inputs" referring to earlier nodes'
+                             % (i, type(exc).__name__, exc)) from None
+        if op == 'null':
+            op = None
+        else:
+            spec_of(op)  # an unknown op is reported now, naming it
+        nodes.append(Node(op, name, {str(k): str(v) for k, v in attrs.items()}, inputs))
+    try:
+        heads = [(nodes[h[0]], int(h[1])) for h in graph['heads']]
+    except (IndexError, TypeError, ValueError):
+        raise MXNetError('symbol JSON: "heads" must list [node, output, version] entries '
+                         'of existing nodes') from None
+    attrs = graph.get('attrs', {})
+    return heads, attrs if isinstance(attrs, dict) else {}
