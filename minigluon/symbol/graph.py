@@ -57,11 +57,12 @@ def topological_order(heads):
 
 # ---- JSON ----
 
-def to_json(heads, num_outputs):
+def to_json(heads, num_outputs, extra_attrs=None):
     """MXNet 1.x's JSON text for the graph with outputs ``heads``.
 
     ``num_outputs(node)`` is how many outputs an operator node has in all (hidden
-    ones included), which ``node_row_ptr`` counts as MXNet does.
+    ones included), which ``node_row_ptr`` counts as MXNet does. ``extra_attrs``
+    (name -> str) are further graph attributes, which MXNet reads and ignores.
     """
     order = topological_order(heads)
     index = {id(n): i for i, n in enumerate(order)}
@@ -80,6 +81,8 @@ def to_json(heads, num_outputs):
     graph = {'nodes': nodes, 'arg_nodes': arg_nodes, 'node_row_ptr': row_ptr,
              'heads': [[index[id(n)], idx, 0] for n, idx in heads],
              'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
+    for key, value in (extra_attrs or {}).items():
+        graph['attrs'][key] = ['str', value]
     return json.dumps(graph, indent=2)
 
 
