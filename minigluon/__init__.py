@@ -11,8 +11,12 @@ from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from . import autograd
 from . import ndarray
 from . import ndarray as nd
+from . import attribute
+from .attribute import AttrScope
 from . import symbol
 from . import symbol as sym
+from . import visualization
+from . import visualization as viz
 from . import recordio
 from . import random
 from . import initializer
@@ -30,6 +34,7 @@ from . import image
 from . import image as img
 from . import runtime
 from . import util
+from .util import is_np_shape, np_shape, set_np_shape, use_np_shape
 
 # Under DMLC_ROLE=server or scheduler, importing minigluon serves that role and exits.
 from .kvstore.roles import serve_if_asked as _serve_if_asked  # noqa: E402

@@ -2,6 +2,8 @@
 import numbers
 import os
 
+import numpy as np
+
 
 class MXNetError(RuntimeError):
     """Error raised by minigluon for bad input or misuse.
@@ -28,10 +30,30 @@ class MXNetTypeError(MXNetError, TypeError):
 class MXNetIndexError(MXNetError, IndexError):
     """An index out of range: MXNetError and IndexError."""
 
+class NotImplementedForSymbol(MXNetError):
+    """A function that exists for NDArrays only was called on a Symbol (MXNet's error,
+    e.g. ``bool(symbol)``: a symbol holds no value until its graph runs)."""
+
+    def __init__(self, function, alias=None, *args):
+        super().__init__()
+        self.function = getattr(function, '__name__', str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = 'Function %s' % self.function
+        if self.alias:
+            msg += ' (namely operator "%s")' % self.alias
+        if self.args:
+            msg += ' with arguments (%s)' % ', '.join(self.args)
+        return msg + ' is not implemented for Symbol and only available in NDArray.'
+
+
 # MXNet's names for the Python types its API accepts.
 string_types = (str,)
 integer_types = (int, numbers.Integral)
 numeric_types = (float, int, numbers.Number)
+mx_real_t = np.float32  # the default dtype of arrays and graph variables
 
 
 def py_str(value):

@@ -268,6 +268,114 @@ def check_numeric_gradient(fn, location, numeric_eps=1e-4, rtol=1e-2, atol=None,
                             names=('autograd grad of %s' % label, 'numeric grad of %s' % label))
 
 
+def check_consistency(sym, ctx_list, scale=1.0, grad_req='write', arg_params=None,
+                      aux_params=None, rtol=None, atol=None, raise_on_err=True,
+                      ground_truth=None, equal_nan=False, use_uniform=False,
+                      rand_type=np.float64):
+    """Check that symbols (or one symbol) give the same outputs and gradients under each
+    entry of ``ctx_list``, as MXNet's helper does.
+
+    Parameters
+    ----------
+    sym : Symbol or list of Symbol
+        One symbol for every entry, or one per entry (with the same arguments and outputs).
+    ctx_list : list of dict
+        ``simple_bind`` arguments per run: ``ctx``, argument shapes and ``type_dict``.
+    scale : float, default 1.0
+        The spread of the random inputs (normal, or uniform with ``use_uniform``).
+    grad_req : str, list or dict, default 'write'
+        'null' compares the forward pass only.
+    arg_params, aux_params : dict of str to array, optional
+        Inputs to use instead of random ones (auxiliary states default to 0).
+    rtol, atol : float, optional
+    raise_on_err : bool, default True
+    ground_truth : dict of str to array, optional
+        Expected outputs and gradients, instead of the run of highest precision.
+    equal_nan : bool, default False
+
+    Returns
+    -------
+    dict of str to NDArray
+        The outputs and gradients compared against.
+    """
+    if len(ctx_list) < 2:
+        raise MXNetError('check_consistency needs at least two runs in ctx_list')
+    syms = sym if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
+    if len(syms) != len(ctx_list):
+        raise MXNetError('check_consistency: %d symbols for %d runs' % (len(syms), len(ctx_list)))
+    output_names = syms[0].list_outputs()
+    arg_names = syms[0].list_arguments()
+    exes = []
+    for s, ctx in zip(syms, ctx_list):
+        if s.list_arguments() != arg_names or s.list_outputs() != output_names:
+            raise AssertionError('check_consistency: the symbols differ in arguments or '
+                                 'outputs: %s %s vs %s %s' % (s.list_arguments(),
+                                                              s.list_outputs(), arg_names,
+                                                              output_names))
+        exes.append(s.simple_bind(grad_req=grad_req, **ctx))
+    arg_params = {} if arg_params is None else dict(arg_params)
+    aux_params = {} if aux_params is None else dict(aux_params)
+    for name, arr in sorted(exes[0].arg_dict.items()):  # a fixed order of random draws
+        if name not in arg_params:
+            draw = np.random.uniform(-0.92 * scale, 0.92 * scale, size=arr.shape) \
+                if use_uniform else np.random.normal(size=arr.shape, scale=scale)
+            arg_params[name] = draw.astype(rand_type)
+    for name in exes[0].aux_dict:
+        aux_params.setdefault(name, 0)
+    for exe in exes:
+        for name, arr in exe.arg_dict.items():
+            arr[:] = arg_params[name]
+        for name, arr in exe.aux_dict.items():
+            arr[:] = aux_params[name]
+        if grad_req == 'add':
+            for arr in exe.grad_arrays:
+                if arr is not None:
+                    arr[:] = 0
+    dtypes = [np.dtype(exe.outputs[0].dtype) for exe in exes]
+    gt_idx = int(np.argmax([d.itemsize for d in dtypes]))
+    gt = ground_truth
+    if gt is None:  # the arrays themselves: each forward and backward updates them
+        gt = dict(exes[gt_idx].output_dict)
+        if grad_req != 'null':
+            gt.update(exes[gt_idx].grad_dict)
+
+    def compare(arr, expected, what, i):
+        try:
+            assert_almost_equal(arr, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                                names=('run %d' % i, 'run %d' % gt_idx))
+        except AssertionError:
+            if raise_on_err:
+                raise AssertionError('check_consistency: %s differs' % what) from None
+
+    for exe in exes:
+        exe.forward(is_train=False)
+    for i, exe in enumerate(exes):
+        if i != gt_idx:
+            for name, arr in zip(output_names, exe.outputs):
+                compare(arr, gt[name], 'output %s' % name, i)
+    if grad_req == 'null':
+        return gt
+    for exe in exes:
+        exe.forward(is_train=True)
+    least = [min((np.dtype(e.outputs[k].dtype) for e in exes), key=lambda d: d.itemsize)
+             for k in range(len(output_names))]
+    heads = [out.asnumpy().astype(dt) for out, dt in zip(exes[0].outputs, least)]
+    for exe in exes:
+        exe.backward([array(h, ctx=exe.outputs[k].context, dtype=exe.outputs[k].dtype)
+                      for k, h in enumerate(heads)])
+    for i, exe in enumerate(exes):
+        if i == gt_idx:
+            continue
+        for name, arr in zip(output_names + arg_names, exe.outputs + exe.grad_arrays):
+            if gt.get(name) is None:
+                if arr is not None:
+                    raise AssertionError('check_consistency: %s has a gradient in run %d '
+                                         'only' % (name, i))
+                continue
+            compare(arr, gt[name], 'output or gradient %s' % name, i)
+    return gt
+
+
 @contextlib.contextmanager
 def environment(*args):
     """Set environment variables for the body of a ``with`` block, then restore them.

@@ -1,9 +1,14 @@
-"""MXNet's ``mx.util`` switches for NumPy semantics, which minigluon does not have.
+"""MXNet's ``mx.util`` switches for NumPy semantics.
 
 MXNet 1.6+ can run Gluon with ``mx.np`` arrays (``npx.set_np()``). minigluon has only
-the classic NDArray semantics, so these report "off" and refuse to turn it on.
+the classic NDArray semantics, so the array switches report "off" and refuse to turn
+it on. The shape switch (``np_shape``) is kept as MXNet keeps it, per thread: NDArrays
+hold scalars and zero-size arrays either way, and what it changes is how graphs spell
+an unknown shape (``None`` and -1 for an unknown dimension, instead of ``()`` and 0)
+and the ``is_np_shape`` attribute of a saved graph.
 """
 import functools
+import threading
 
 from .base import MXNetError
 
@@ -16,16 +21,92 @@ def is_np_array():
     return False
 
 
+_STATE = threading.local()
+
+
 def is_np_shape():
-    """False: shapes follow MXNet 1.x rules (no zero-size or scalar np shapes)."""
-    return False
+    """True inside ``np_shape(True)`` (or after ``set_np_shape(True)``) on this thread.
+
+    Returns
+    -------
+    bool
+    """
+    return getattr(_STATE, 'np_shape', False)
+
+
+def set_np_shape(active):
+    """Turn NumPy shape semantics on or off for this thread.
+
+    Parameters
+    ----------
+    active : bool
+
+    Returns
+    -------
+    bool
+        The previous state.
+    """
+    prev = is_np_shape()
+    _STATE.np_shape = bool(active)
+    return prev
+
+
+class _NumpyShapeScope:
+    """The ``with`` scope of ``np_shape``: sets the state and restores the previous one."""
+
+    def __init__(self, active):
+        self._active = active
+        self._prev = None
+
+    def __enter__(self):
+        if self._active is not None:
+            self._prev = set_np_shape(self._active)
+        return self
+
+    def __exit__(self, *exc):
+        if self._active is not None:
+            set_np_shape(self._prev)
+
+
+def np_shape(active=True):
+    """A ``with`` scope with NumPy shape semantics on (or off with ``active=False``).
+
+    Inside it, graph shape inference spells an unknown dimension -1 and an unknown
+    shape ``None`` (outside: 0 and ``()``), and 0 is a dimension of size zero.
+
+    Parameters
+    ----------
+    active : bool, default True
+
+    Returns
+    -------
+    context manager
+    """
+    return _NumpyShapeScope(active)
+
+
+def use_np_shape(func):
+    """Decorator running ``func`` inside ``np_shape(True)``.
+
+    Parameters
+    ----------
+    func : callable
+
+    Returns
+    -------
+    callable
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with np_shape(True):
+            return func(*args, **kwargs)
+    return wrapper
 
 
 def set_np(shape=True, array=True):
-    """Turn NumPy semantics on, as MXNet's ``npx.set_np``: refused, since minigluon has none.
-
-    ``set_np(shape=False, array=False)`` (asking for them off) is accepted and does
-    nothing, so code that switches them off explicitly still runs.
+    """Turn NumPy semantics on, as MXNet's ``npx.set_np``: ``mx.np`` arrays are refused,
+    since minigluon has none; the shape semantics alone (``array=False``) is
+    ``set_np_shape(shape)``.
 
     Parameters
     ----------
@@ -37,14 +118,16 @@ def set_np(shape=True, array=True):
     Raises
     ------
     MXNetError
-        If either is True.
+        If ``array`` is True.
     """
-    if shape or array:
+    if array:
         raise MXNetError(_NP_REFUSAL)
+    set_np_shape(shape)
 
 
 def reset_np():
-    """Nothing to reset: NumPy semantics are never on."""
+    """Turn NumPy shape semantics off (array semantics are never on)."""
+    set_np_shape(False)
 
 
 def use_np(func):

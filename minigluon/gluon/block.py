@@ -14,8 +14,12 @@ what else a process created before it.
 ``HybridBlock.forward`` passes the block's parameters to ``hybrid_forward(F, x, ...)``
 with ``F`` the ``minigluon.ndarray`` module. Unknown dimensions of parameters are
 completed first by the block's ``infer_shape``, or else by the first op each
-parameter meets (the op table's shape rules).
+parameter meets (the op table's shape rules). Called on Symbols, ``F`` is
+``minigluon.symbol`` and the block adds its ops to their graph; a hybridized block
+traces itself that way once and then replays the graph (``cached_graph``), and
+``export`` writes that graph in MXNet's files.
 """
+import os
 import re
 import threading
 import warnings
@@ -27,10 +31,14 @@ import numpy as np
 from .. import autograd
 from .. import name as _name
 from .. import ndarray as nd
-from ..base import MXNetError
+from .. import symbol
+from ..base import MXNetError, MXNetValueError
 from ..context import cpu, current_context
 from ..ndarray import NDArray, load as nd_load, save as nd_save
-from ..ndarray.dispatch import op_monitor, set_op_monitor
+from ..symbol import Symbol
+from ..symbol.graph import to_json
+from ..symbol.symbol import total_outputs
+from .cached_graph import CachedGraph, flatten, formats_compatible, graph_attrs, regroup
 from .parameter import Parameter, ParameterDict, _load_checked, _PendingData
 from .utils import HookHandle, shape_is_known
 
@@ -45,7 +53,7 @@ class _BlockScope:
     def __init__(self, block):
         self._block = block
         self._counter = {}
-        self._old_scope = None
+        self._entered = []  # (outer scope, name manager) per entry, innermost last
 
     @staticmethod
     def create(prefix, params, hint):
@@ -71,13 +79,18 @@ class _BlockScope:
     def __enter__(self):
         if self._block._empty_prefix:  # prefix='': children are named as if made outside
             return self
-        self._old_scope = getattr(_BlockScope._current, 'value', None)
+        # graph nodes made inside (a traced hybrid_forward) are named after the block too
+        names = _name.Prefix(self._block.prefix)
+        self._entered.append((getattr(_BlockScope._current, 'value', None), names))
         _BlockScope._current.value = self
+        names.__enter__()
         return self
 
     def __exit__(self, ptype, value, trace):
         if not self._block._empty_prefix:
-            _BlockScope._current.value = self._old_scope
+            outer, names = self._entered.pop()
+            names.__exit__(ptype, value, trace)
+            _BlockScope._current.value = outer
         return False
 
 
@@ -318,6 +331,8 @@ class Block:
                 dict.pop(block._params, param.name)
             block._reg_params.pop(attr, None)
             object.__setattr__(block, attr, block._register_param(attr, other))
+        # traced graphs hold the replaced parameters' variables
+        self.apply(lambda b: b._clear_cached_op() if isinstance(b, HybridBlock) else None)
         return self
 
     # ---- bulk operations -------------------------------------------------------------
@@ -533,35 +548,6 @@ class Block:
         return '%s(\n%s\n)' % (type(self).__name__, '\n'.join(lines))
 
 
-class _OpHook:
-    """What ``register_op_hook`` installs while a hybridized block runs: each op's
-    arrays go to ``callback(name, op_name, array)``, named as MXNet names graph nodes:
-    the running block's prefix, then the op's ``name=`` (else its name in lower case
-    and a counter), then ``_output`` (``_<input name>`` for inputs, with
-    ``monitor_all``)."""
-
-    def __init__(self, callback, monitor_all):
-        self.callback = callback
-        self.monitor_all = monitor_all
-        self.scopes = []  # (prefix, counters) of the blocks running, innermost last
-
-    def __call__(self, op, name, inputs, outputs):
-        prefix, counters = self.scopes[-1]
-        if not name:
-            hint = op.name.lower()
-            count = counters[hint] = counters.get(hint, -1) + 1
-            name = '%s%d' % (hint, count)
-        node = prefix + name
-        if self.monitor_all:
-            for i, arr in enumerate(inputs):
-                if isinstance(arr, NDArray):
-                    label = op.input_names[i] if i < len(op.input_names) else 'input%d' % i
-                    self.callback(node + '_' + label, op.name, arr)
-        for i, arr in enumerate(outputs):
-            self.callback(node + ('_output' if len(outputs) == 1 else '_output%d' % i),
-                          op.name, arr)
-
-
 def _first_context(values):
     """The context of the first NDArray in (nested lists of) ``values``, or None."""
     for v in values:
@@ -574,66 +560,229 @@ def _first_context(values):
     return None
 
 
-def _check_hybrid_inputs(block, values):
-    """A hybridized block takes NDArrays, None, or (nested) lists of them, as in MXNet."""
+def _gather_inputs(values, found):
+    """Fill ``found`` = [has a Symbol, has an NDArray, the NDArrays' contexts] from
+    (nested lists of) ``values``."""
     for v in values:
-        if isinstance(v, (list, tuple)):
-            _check_hybrid_inputs(block, v)
-        elif v is not None and not isinstance(v, NDArray):
-            raise ValueError('When hybridized, the input of HybridBlock %s must be (nested) '
-                             'list of Symbol or NDArray, but got %s of type %s'
-                             % (block.name, v, type(v)))
+        if isinstance(v, NDArray):
+            found[1] = True
+            if v.context not in found[2]:
+                found[2].append(v.context)
+        elif isinstance(v, Symbol):
+            found[0] = True
+        elif isinstance(v, (list, tuple)):
+            _gather_inputs(v, found)
 
 
 class HybridBlock(Block):
     """A Block whose computation is written once as ``hybrid_forward(F, x, *args, **params)``.
 
-    ``F`` is the ``minigluon.ndarray`` module and ``params`` holds this block's own
-    parameters' data on the input's context, keyed by attribute name. Parameters
-    with unknown dimensions get them from the block's ``infer_shape`` when it has
-    one, else from the first op that uses them (FullyConnected, Convolution, dot,
-    broadcast arithmetic, the norms ...).
+    Called on NDArrays, ``F`` is the ``minigluon.ndarray`` module and ``params`` holds
+    this block's own parameters' data on the input's context, keyed by attribute name.
+    Parameters with unknown dimensions get them from the block's ``infer_shape`` when
+    it has one, else from the first op that uses them (FullyConnected, Convolution,
+    dot, broadcast arithmetic, the norms ...).
+
+    Called on Symbols, ``F`` is ``minigluon.symbol`` and ``params`` holds the
+    parameters' graph variables: the block adds its ops to a graph, named after its
+    prefix (``dense0_fwd``). After ``hybridize()`` a block runs that way once, traced
+    into a graph that later calls replay (see ``hybridize``).
     """
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix, params)
+        self._cached_graph = ()  # (data variables, outputs) of the traced graph
+        self._cached_op = None  # the CachedGraph that replays it
+        self._in_format = None
+        self._out_format = None
         self._active = False
-        self._flags = {}
+        self._flags = []
         self._callback = None
         self._monitor_all = False
 
-    def hybridize(self, active=True, **kwargs):
-        """Mark the block for graph caching.
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if isinstance(value, Parameter) and '_cached_op' in self.__dict__:
+            self._clear_cached_op()  # the graph's variables are the old parameter's
 
-        minigluon runs every block imperatively; this records the request (and the
-        flags, e.g. ``static_alloc``) so a cached path can be added behind it later.
-        A hybridized block accepts only NDArrays (or None, or lists of them) as inputs,
-        as in MXNet.
+    def register_child(self, block, name=None):
+        super().register_child(block, name)
+        self._clear_cached_op()  # the traced graph does not call the new child
+        return block
+
+    def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
+                  static_shape=False, inline_limit=2, forward_bulk_size=None,
+                  backward_bulk_size=None, **kwargs):
+        """Run this block, and the HybridBlocks inside, as a cached graph
+        (``active=False``: imperatively again).
+
+        The first call on NDArrays traces ``hybrid_forward`` with ``F`` = ``mx.sym``:
+        the inputs become variables ``data`` (or ``data0``, ``data1`` ... for several,
+        flattened out of nested lists), each parameter its variable (``dense0_weight``),
+        and the children add their ops to the same graph. Parameters still waiting
+        for their shapes get them from the graph's ``infer_shape``. Every later call
+        replays the graph's ops on the new inputs and the parameters' current data,
+        inside the caller's autograd state, so outputs and gradients are those of the
+        imperative code. The inputs must keep the structure (nesting, None entries) of
+        the first call; ``export`` writes the graph. Changing the children, assigning
+        parameters, ``cast`` or ``hybridize`` again starts a new trace.
+
+        Parameters
+        ----------
+        active : bool, default True
+        backend : None
+            MXNet's graph partitioning backends; none exist here.
+        clear : bool, default True
+            Drop the traced graph, so the next call traces again.
+        static_alloc, static_shape : bool, default False
+            MXNet's memory planning flags. Accepted: a graph is planned once whatever
+            the input shapes, and each intermediate array is released at its last use
+            in both modes.
+        inline_limit, forward_bulk_size, backward_bulk_size, **kwargs
+            Accepted for MXNet's signature; they change nothing here.
         """
-        self._active = active
-        self._flags = kwargs
-        self._clear_cached_op()
+        if backend is not None:
+            raise MXNetError('hybridize: backend=%r: graph partitioning backends are not '
+                             'available in minigluon; leave backend=None' % (backend,))
+        self._active = bool(active)
+        self._flags = [('static_alloc', static_alloc), ('static_shape', static_shape),
+                       ('inline_limit', inline_limit)]
+        if forward_bulk_size is not None:
+            self._flags.append(('forward_bulk_size', forward_bulk_size))
+        if backward_bulk_size is not None:
+            self._flags.append(('backward_bulk_size', backward_bulk_size))
+        if clear:
+            self._clear_cached_op()
         if active and (self._forward_hooks or self._forward_pre_hooks):
             warnings.warn('"%s" is being hybridized while still having forward hook/pre-hook. '
                           'If "%s" is a child of HybridBlock, the hooks will not take effect.'
                           % (self, self), stacklevel=2)
-        super().hybridize(active, **kwargs)
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
+                          inline_limit=inline_limit, forward_bulk_size=forward_bulk_size,
+                          backward_bulk_size=backward_bulk_size)
 
     def _clear_cached_op(self):
-        """Drop any cached computation (nothing is cached yet)."""
+        """Forget the traced graph: the next hybridized call traces again."""
+        self._cached_graph = ()
+        self._cached_op = None
+
+    def cast(self, dtype):
+        """Cast the parameters to ``dtype``; a hybridized block traces again."""
+        self._clear_cached_op()
+        super().cast(dtype)
 
     def register_op_hook(self, callback, monitor_all=False):
-        """Call ``callback(name, op_name, array)`` for the output of every op this block
-        (and the blocks inside it) runs while hybridized, and for the op's inputs too
-        with ``monitor_all``. ``name`` is the running block's prefix, the op's ``name=``
-        (else its name in lower case and a counter) and ``_output`` or ``_<input
-        name>``: ``net_dense0_fullyconnected0_output``.
+        """Call ``callback(name, op_name, array)`` with the output of every graph node
+        while this block runs hybridized (and with the node's inputs too, with
+        ``monitor_all``), naming arrays as MXNet's monitor does: the node's name, then
+        ``_output`` (``_0`` for ops that name no outputs) or ``_<input name>``
+        (``_input0`` for ops that name no inputs): ``net_dense0_fwd_output``,
+        ``net_dense0_fwd_weight``, ``net_relu0_input0``.
         """
         self._callback = callback
         self._monitor_all = monitor_all
         for child in self._children.values():
             child.register_op_hook(callback, monitor_all)
 
+    # ---- the graph -------------------------------------------------------------------
+    def _get_graph(self, *args):
+        """``(data variables, outputs)``: ``hybrid_forward`` traced on symbols for
+        inputs structured as ``args`` (made once, until the cache is cleared)."""
+        if self._cached_graph:
+            return self._cached_graph
+        flat, in_format = flatten(args, 'input')
+        real = sum(a is not None for a in flat)
+        if real == 0:
+            raise ValueError('All args are None and we do not support such a case. Received '
+                             'args=%s' % (args,))
+        inputs, placed = [], []
+        for arg in flat:
+            if arg is None:
+                placed.append(None)
+                continue
+            inputs.append(symbol.var('data%d' % len(inputs) if real > 1 else 'data'))
+            placed.append(inputs[-1])
+        params = {name: param.var() for name, param in self._reg_params.items()}
+        with self.name_scope():
+            out = self.hybrid_forward(symbol, *regroup(placed, in_format), **params)
+        flat_out, out_format = flatten(out, 'output')
+        if any(o is None for o in flat_out):
+            raise MXNetError('%s.hybrid_forward returned None among its outputs (format %s); '
+                             'a hybridized block must return Symbols or (nested) lists of '
+                             'them' % (type(self).__name__, out_format))
+        self._in_format, self._out_format = in_format, out_format
+        self._cached_graph = inputs, symbol.Group(flat_out)
+        return self._cached_graph
+
+    def _graph_params(self):
+        """Every Parameter of this block and the blocks inside, each once."""
+        seen, out = set(), []
+        for param in list(self.collect_params().values()) + \
+                list(self._collect_params_with_prefix().values()):
+            if id(param) not in seen:
+                seen.add(id(param))
+                out.append(param)
+        return out
+
+    def _build_cache(self, *args):
+        inputs, out = self._get_graph(*args)
+        candidates = self._graph_params()
+        cached = CachedGraph(inputs, out, candidates)
+        if cached.unused_inputs:
+            warnings.warn('The %s input to HybridBlock is not used by any computation. Is '
+                          'this intended?' % ', '.join('%d-th' % i for i in cached.unused_inputs),
+                          stacklevel=4)
+        used = {id(p) for p in cached.params}
+        unused = [p.name for p in candidates if id(p) not in used]
+        if unused:
+            warnings.warn('Parameter %s is not used by any computation. Is this intended?'
+                          % ', '.join(unused), stacklevel=4)
+        pending = [p for p in cached.params if p._data is None and p._deferred_init]
+        if pending:
+            data = [a for a in flatten(args, 'input')[0] if a is not None]
+            self._deferred_infer_shape(cached, data, pending)
+        self._cached_op = cached
+
+    def _deferred_infer_shape(self, cached, data, pending):
+        """Give the ``pending`` parameters their shapes from the graph's shape
+        inference on the inputs ``data``, and initialize them (MXNet's deferred
+        initialization of a hybridized block)."""
+        out = cached.outputs
+        given = {var.name: arr.shape for var, arr in zip(cached.inputs, data)}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                arg_shapes, _, aux_shapes = out.infer_shape_partial(**given)
+        except MXNetError as exc:
+            raise MXNetValueError('Deferred initialization failed because shape cannot be '
+                                  'inferred. %s' % exc) from None
+        shapes = dict(zip(out.list_arguments(), arg_shapes or ()))
+        shapes.update(zip(out.list_auxiliary_states(), aux_shapes or ()))
+        for param in pending:
+            shape = shapes.get(param.name)
+            if shape and all(d > 0 for d in shape):
+                param.shape = shape
+            if not shape_is_known(param.shape):
+                raise MXNetValueError(
+                    'Deferred initialization failed because shape cannot be inferred: %s '
+                    'still has shape %s after shape inference on the graph with inputs of '
+                    'shapes %s. Give its full shape (in_units / in_channels)'
+                    % (param._label(), param.shape, sorted(given.items())))
+            param._finish_deferred_init()
+
+    def _call_cached_op(self, *args):
+        if self._cached_op is None:
+            self._build_cache(*args)
+        flat, fmt = flatten(args, 'input')
+        if fmt != self._in_format and not formats_compatible(self._in_format, fmt):
+            raise ValueError('The argument structure of HybridBlock does not match the cached '
+                             'version. Stored format = %s, input format = %s'
+                             % (self._in_format, fmt))
+        data = [a for a in flat if a is not None]
+        out = self._cached_op.run(data, data[0].context, self._callback, self._monitor_all)
+        return regroup(out, self._out_format)
+
+    # ---- calling ---------------------------------------------------------------------
     def infer_shape(self, *args):
         """Complete the unknown dimensions of this block's parameters from the inputs,
         without initializing them: ``hybrid_forward`` runs once (gradients off), each
@@ -675,31 +824,52 @@ class HybridBlock(Block):
                 p._finish_deferred_init()
 
     def forward(self, x, *args, **kwargs):
-        """Run ``hybrid_forward`` with ``F`` = ``mx.nd`` and this Block's parameters.
+        """Run ``hybrid_forward``: on NDArrays imperatively (``F`` = ``mx.nd``) or, once
+        hybridized, through the cached graph; on Symbols it adds the block's ops to
+        their graph (``F`` = ``mx.sym``).
 
         Parameters
         ----------
-        x : NDArray
+        x : NDArray or Symbol
             The first input; its context picks the parameters' copies.
-        *args : NDArray
-            Further inputs.
+        *args : NDArray or Symbol
+            Further inputs (None, or nested lists of arrays, as ``hybrid_forward``
+            takes them).
 
         Returns
         -------
-        NDArray or nested list of NDArray
+        NDArray or Symbol, or nested list of them
         """
         if isinstance(x, np.ndarray):
             raise MXNetError('%s got a numpy array; convert inputs with nd.array(x, ctx=...)'
                              % type(self).__name__)
-        values = (x,) + args
-        ctx = _first_context(values)
-        if ctx is None:
-            raise ValueError('In HybridBlock, there must be one NDArray in the input (got %s)'
-                             % ', '.join(type(v).__name__ for v in values))
+        found = [False, False, []]
+        _gather_inputs((x,) + args, found)
+        has_symbol, has_ndarray, contexts = found
+        if has_symbol and has_ndarray:
+            raise ValueError('In HybridBlock, we do not support mixed NDArrays and Symbols '
+                             'types for the input. Please check the type of the args.')
+        if has_symbol:
+            return self._symbol_forward(x, args, kwargs)
+        if not has_ndarray:
+            raise ValueError('In HybridBlock, there must be one NDArray or one Symbol in the '
+                             'input (got %s)' % ', '.join(type(v).__name__ for v in (x,) + args))
         if self._active:
-            _check_hybrid_inputs(self, values)
+            if kwargs:
+                raise MXNetError('%s is hybridized: it takes positional inputs only, as in '
+                                 'MXNet; got keyword arguments %s'
+                                 % (type(self).__name__, sorted(kwargs)))
+            if len(contexts) > 1:
+                raise ValueError('Find multiple contexts in the input, After hybridized, the '
+                                 'HybridBlock only supports one input context. You can print '
+                                 'the ele.ctx in the input arguments to inspect their '
+                                 'contexts. Find all contexts = %s' % contexts)
+            return self._call_cached_op(x, *args)
+        return self._imperative_forward(x, args, kwargs, contexts[0])
+
+    def _imperative_forward(self, x, args, kwargs, ctx):
         if not self._reg_params:
-            return self._run_hybrid_forward(x, args, kwargs)
+            return self.hybrid_forward(nd, x, *args, **kwargs)
         self._finish_deferred(x, args)
         params = {}
         for name, param in self._reg_params.items():
@@ -709,7 +879,7 @@ class HybridBlock(Block):
             # A parameter still waiting for its shape gets it from the first op using it.
             params[name] = _PendingData(param, ctx) if param._deferred_init \
                 else param.data(ctx)
-        out = self._run_hybrid_forward(x, args, dict(kwargs, **params))
+        out = self.hybrid_forward(nd, x, *args, **kwargs, **params)
         for name, value in params.items():
             if isinstance(value, _PendingData) and value._array is None:
                 raise MXNetError('%s: parameter %r has unknown shape %s and hybrid_forward did '
@@ -718,52 +888,85 @@ class HybridBlock(Block):
                                  % (type(self).__name__, name, value.shape))
         return out
 
-    def _run_hybrid_forward(self, x, args, kwargs):
-        """``hybrid_forward``, its ops reported to an op hook when one is installed."""
-        hook = op_monitor()
-        installed = hook is None and self._active and self._callback is not None
-        if installed:
-            hook = _OpHook(self._callback, self._monitor_all)
-            set_op_monitor(hook)
-        if not isinstance(hook, _OpHook):
-            return self.hybrid_forward(nd, x, *args, **kwargs)
-        hook.scopes.append((self.prefix, {}))
-        try:
-            return self.hybrid_forward(nd, x, *args, **kwargs)
-        finally:
-            hook.scopes.pop()
-            if installed:
-                set_op_monitor(None)
+    def _symbol_forward(self, x, args, kwargs):
+        params = {}
+        for name, param in self._reg_params.items():
+            if name in kwargs:
+                raise MXNetError('%s: keyword argument %r clashes with the parameter of that '
+                                 'name' % (type(self).__name__, name))
+            params[name] = param.var()
+        with self.name_scope():
+            return self.hybrid_forward(symbol, x, *args, **kwargs, **params)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
-        """The computation, written once with ``F`` (``mx.nd``) ops; subclasses override it.
+        """The computation, written once with ``F`` ops; subclasses override it.
 
         Parameters
         ----------
         F : module
-            ``mx.nd``: minigluon runs every HybridBlock imperatively.
-        x : NDArray
+            ``mx.nd`` when called on NDArrays, ``mx.sym`` when traced.
+        x : NDArray or Symbol
             The first input.
-        *args : NDArray
+        *args : NDArray or Symbol
             Further inputs.
-        **kwargs : NDArray
-            The Block's parameters, by attribute name, on ``x``'s context.
+        **kwargs : NDArray or Symbol
+            The Block's parameters, by attribute name: their data on ``x``'s context,
+            or their graph variables.
 
         Returns
         -------
-        NDArray or nested list of NDArray
+        NDArray or Symbol, or nested list of them
         """
         raise NotImplementedError('%s must define hybrid_forward(self, F, x, ...)'
                                   % type(self).__name__)
 
-    def export(self, path, epoch=0, **kwargs):
-        """Refused: MXNet writes a symbolic graph here, which minigluon does not have.
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write the traced graph to ``path-symbol.json`` and the parameters it uses to
+        ``path-%04d.params``, MXNet 1.x's files, which ``SymbolBlock.imports``,
+        ``mx.mod.Module.load`` and MXNet itself read.
+
+        The inputs are the variables ``data`` (one input) or ``data0``, ``data1`` ...;
+        the parameters are saved as ``arg:<name>`` and ``aux:<name>`` (BatchNorm's
+        running statistics). Two graph attributes, which MXNet ignores, keep what
+        MXNet's files lose: the nesting of inputs and outputs and each parameter's
+        structural name (``features.0.weight``), which ``SymbolBlock.imports`` uses.
+
+        Parameters
+        ----------
+        path : str
+            The files' path without the suffixes.
+        epoch : int, default 0
+            The number in the parameter file's name.
+        remove_amp_cast : bool, default True
+            Accepted for MXNet's signature (graphs here hold no amp_cast nodes).
+
+        Returns
+        -------
+        (str, str)
+            The names of the graph file and the parameter file (MXNet 1.9.1 returns
+            None).
 
         Raises
         ------
-        MXNetError
-            Always; it says to use ``save_parameters`` instead.
+        RuntimeError
+            Before the block has been hybridized and run once.
         """
-        raise MXNetError('export() writes a symbolic graph, which minigluon does not have; '
-                         'save the weights with save_parameters() and rebuild the model in '
-                         'Python to load them')
+        if not self._cached_graph:
+            raise RuntimeError('Please first call block.hybridize() and then run forward with '
+                               'this block at least once before calling export.')
+        inputs, out = self._cached_graph
+        params = CachedGraph(inputs, out, self._graph_params()).params
+        paths = {id(p): path_ for path_, p in self._collect_params_with_prefix().items()}
+        structure = {p.name: paths[id(p)] for p in params if id(p) in paths}
+        symbol_file = '%s-symbol.json' % path
+        params_file = '%s-%04d.params' % (path, epoch)
+        text = to_json(out._outputs, total_outputs,  # pylint: disable=protected-access
+                       graph_attrs(self._in_format, self._out_format, structure))
+        tmp = '%s.tmp%d' % (symbol_file, os.getpid())
+        with open(tmp, 'w') as f:
+            f.write(text)
+        os.replace(tmp, symbol_file)
+        aux = set(out.list_auxiliary_states())
+        nd_save(params_file, {('aux:' if p.name in aux else 'arg:') + p.name: p._reduce()
+                              for p in params})
+        return symbol_file, params_file

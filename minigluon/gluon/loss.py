@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from ..base import MXNetError
+from ..symbol import Symbol
 from .block import HybridBlock
 
 __all__ = ['Loss', 'L1Loss', 'L2Loss', 'SoftmaxCrossEntropyLoss', 'SoftmaxCELoss',
@@ -31,6 +32,8 @@ def _apply_weighting(F, loss, weight=None, sample_weight=None):
 
 
 def _reshape_like(label, pred, loss_name):
+    if isinstance(label, Symbol):  # traced: shapes are known only when the graph runs
+        return label.reshape_like(pred)
     if label.shape == pred.shape:
         return label
     if label.size != pred.size:
@@ -247,13 +250,14 @@ class SoftmaxCrossEntropyLoss(Loss):
         """
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
-        if self._sparse_label:
+        if self._sparse_label and not isinstance(pred, Symbol):
             expected = pred.shape[:self._axis % pred.ndim] + pred.shape[self._axis % pred.ndim + 1:]
             if label.size != int(np.prod(expected)):
                 raise MXNetError('SoftmaxCrossEntropyLoss: sparse labels of shape %s do not fit '
                                  'pred of shape %s (expected %s class indices); pass '
                                  'sparse_label=False for one-hot or soft labels'
                                  % (label.shape, pred.shape, expected))
+        if self._sparse_label:
             loss = -F.pick(pred, label, axis=self._axis, keepdims=True)
         else:
             label = _reshape_like(label, pred, type(self).__name__)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import autograd
 from .. import initializer
+from .. import symbol
 from ..base import MXNetError
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray, array as nd_array, load as nd_load, save as nd_save
@@ -102,6 +103,7 @@ class Parameter:
         self._deferred_init = ()  # (init, ctx_list, default_init, data) while deferred
         self._trainer = None  # weakref to the Trainer that updates this parameter
         self._pending = None  # the kvstore's pull of new weights, when one is under way
+        self._var = None  # ((name, dtype), the graph variable) once ``var()`` made it
         self.grad_req = grad_req
 
     # ---- identity --------------------------------------------------------------------
@@ -311,6 +313,17 @@ class Parameter:
                          'collect_params().initialize()) first' % self._label())
 
     # ---- access ----------------------------------------------------------------------
+    def var(self):
+        """This parameter as a graph variable (``mx.sym.var`` of its name, with its
+        shape, dtype, multipliers and initializer as attributes), made once, so that
+        every block sharing the parameter uses the same variable in a traced graph."""
+        key = (self.name, self._dtype)
+        if self._var is None or self._var[0] != key:
+            self._var = (key, symbol.var(self.name, shape=self.shape, dtype=self.dtype,
+                                         lr_mult=self.lr_mult, wd_mult=self.wd_mult,
+                                         init=self.init, stype='default'))
+        return self._var[1]
+
     def data(self, ctx=None):
         """The data on ``ctx`` (default: the current context, or the only copy), once any
         new weights the kvstore is pulling have arrived."""

@@ -33,7 +33,8 @@ for _alias, _target in [('broadcast_add', 'add'), ('elemwise_add', 'add'), ('plu
                         ('broadcast_axes', 'broadcast_axis'), ('Reshape', 'reshape'),
                         ('SwapAxis', 'swapaxes'), ('Cast', 'cast'), ('Pad', 'pad'),
                         ('crop', 'slice'), ('reverse', 'flip'), ('ctc_loss', 'CTCLoss'),
-                        ('choose_element_0index', 'pick')]:
+                        ('choose_element_0index', 'pick'), ('stop_gradient', 'BlockGrad'),
+                        ('Softmax', 'SoftmaxOutput')]:
     globals()[_alias] = globals()[_target]
 
 ElementWiseSum = add_n

@@ -18,7 +18,9 @@ reads (a convolution's data gradient at the network's input) is never computed.
 An op may also carry a shape rule (``shape_rule``): given its inputs' shapes, with 0
 for a dimension not known yet, and its parameters, it fills in what the op implies
 (FullyConnected's weight is ``(num_hidden, in_units)``). ``dispatch.invoke`` uses it
-for a ``PendingArray`` input: a Parameter whose shape waits for its first use.
+for a ``PendingArray`` input: a Parameter whose shape waits for its first use. Graph
+shape inference also passes ``out_shapes`` (what is known of the outputs' shapes), from
+which a rule may fill in its inputs too (a convolution's batch size from its output's).
 """
 from ..base import MXNetError
 from ..registry import Registry
@@ -80,6 +82,8 @@ def shape_rule(*names):
     The rule is called with one shape per input (a tuple with 0 for each unknown
     dimension; None for a scalar or an absent optional input) and the op's parameters
     as keywords, and returns the inputs' shapes with the dimensions it implies filled in.
+    Graph shape inference adds the keyword ``out_shapes``: one shape per output (0 for
+    unknown dimensions, None for an unknown shape); ``dispatch`` passes none.
     """
     def deco(rule):
         for name in names:

@@ -3,6 +3,7 @@ from .executor import Executor
 from .op_specs import functions as _functions
 from .symbol import Group, Symbol, Variable, fromjson, load, load_json, var
 from . import symbol as _symbol
+from . import _internal
 
 for _fname in _functions():
     globals()[_fname] = _symbol._FUNCTIONS[_fname]  # pylint: disable=protected-access

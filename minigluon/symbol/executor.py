@@ -4,15 +4,19 @@
 A program runs each operator node through the op table (``dispatch.invoke``), so a
 graph computes exactly what the same ops called on NDArrays compute, and autograd
 records it op by op when recording is on: the gradients of a hybridized block and
-of an executor come from the same backward functions as imperative code.
+of an executor come from the same backward functions as imperative code. An executor
+first merges the graph's common subexpressions, as MXNet's does.
 """
+import os
+
 import numpy as np
 
-from .. import autograd
 from ..base import MXNetError
 from ..ndarray import creation, tape
+from ..ndarray.dispatch import compute_gradients
 from ..ndarray.ndarray import NDArray
-from .graph import topological_order
+from . import shape_inference
+from .graph import eliminate_common_expr, topological_order
 from .op_specs import spec_of
 
 _GRAD_REQS = ('write', 'add', 'null')
@@ -28,6 +32,7 @@ class GraphProgram:
 
     def __init__(self, heads):
         order = topological_order(heads)
+        self.order = order
         self.variables = [n for n in order if n.is_variable]
         position = {id(n): i for i, n in enumerate(order)}
         self.steps = []
@@ -68,6 +73,39 @@ class GraphProgram:
                 slots[s] = None
         return [slots[s][k] for s, k in self.heads]
 
+    def gradient_path(self, wanted):
+        """The positions of the nodes a gradient flows through from the variables
+        ``wanted`` (a set of their positions) to the heads: nodes downstream of them and
+        upstream of a head over differentiable ops only (``BlockGrad`` cuts the path)."""
+        differentiable = {}
+        for index, _, _, _, node in self.steps:
+            spec = spec_of(node.op)
+            differentiable[index] = spec.op.differentiable if spec.op is not None \
+                else spec.mx_name == 'add_n'
+        reached = set(wanted)
+        for index, _, inputs, _, _ in self.steps:
+            if differentiable[index] and any(s in reached for s, _ in inputs):
+                reached.add(index)
+        feeds = {s for s, _ in self.heads if s in reached}
+        for index, _, inputs, _, _ in reversed(self.steps):
+            if index in feeds:
+                feeds.update(s for s, _ in inputs if s in reached)
+        return feeds - set(wanted)
+
+    def planned_bytes(self, entry_bytes, kept=()):
+        """The most memory the intermediate arrays hold at once during ``run`` (bytes),
+        given each ``(position, output index)``'s size ``entry_bytes`` and the positions
+        whose outputs are ``kept`` to the end (the values a backward pass reads)."""
+        live, peak = {}, 0
+        for index, _, _, release, node in self.steps:
+            count = spec_of(node.op).num_outputs(node.attrs)
+            live[index] = sum(entry_bytes.get((index, k), 0) for k in range(count))
+            peak = max(peak, sum(live.values()))
+            for s in release:
+                if s not in kept:
+                    live.pop(s, None)
+        return peak
+
 
 def _as_list(values, names, what, allow_missing=False):
     """``values`` (a list in ``names`` order or a dict by name) as a list."""
@@ -91,14 +129,43 @@ def _as_list(values, names, what, allow_missing=False):
     return out
 
 
+def _grad_reqs(grad_req, names):
+    """One of 'write', 'add', 'null' per name, from a str, a list or a dict (names a
+    dict leaves out get 'null')."""
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(names)
+    elif isinstance(grad_req, dict):
+        reqs = [grad_req.get(n, 'null') for n in names]
+    else:
+        reqs = list(grad_req)
+        if len(reqs) != len(names):
+            raise MXNetError('grad_req: got %d entries for %d arguments %s'
+                             % (len(reqs), len(names), names))
+    for req in reqs:
+        if req not in _GRAD_REQS:
+            raise MXNetError("grad_req must be 'write', 'add' or 'null', got %r" % (req,))
+    return reqs
+
+
+def _view(arr, shape):
+    """The first elements of ``arr`` as an array of ``shape`` sharing its memory."""
+    size = int(np.prod(shape))
+    data = arr._data  # pylint: disable=protected-access
+    return NDArray(data.reshape(-1)[:size].reshape(shape), arr.context)
+
+
 class Executor:
     """A graph bound to arrays: ``forward`` computes ``outputs`` from ``arg_dict`` and
     ``aux_dict``; ``backward`` writes the gradients into ``grad_dict`` per ``grad_req``.
 
-    Made by ``Symbol.bind`` or ``Symbol.simple_bind``.
+    Made by ``Symbol.bind`` or ``Symbol.simple_bind``. As in MXNet, ``outputs`` are
+    arrays of the executor that each ``forward`` overwrites, and ``backward`` may follow
+    a ``forward`` in either mode (``is_train`` only chooses how layers such as Dropout
+    and BatchNorm behave).
     """
 
-    def __init__(self, symbol, ctx, args, args_grad=None, grad_req='write', aux_states=None):
+    def __init__(self, symbol, ctx, args, args_grad=None, grad_req='write', aux_states=None,
+                 shared_exec=None):
         self._symbol = symbol
         self._ctx = ctx
         arg_names = symbol.list_arguments()
@@ -106,15 +173,7 @@ class Executor:
         self.arg_arrays = _as_list(args, arg_names, 'bind: args')
         self.aux_arrays = _as_list(aux_states, aux_names, 'bind: aux_states')
         self.grad_arrays = _as_list(args_grad, arg_names, 'bind: args_grad', allow_missing=True)
-        if isinstance(grad_req, str):
-            reqs = [grad_req] * len(arg_names)
-        elif isinstance(grad_req, dict):
-            reqs = [grad_req.get(n, 'null') for n in arg_names]
-        else:
-            reqs = list(grad_req)
-        for req in reqs:
-            if req not in _GRAD_REQS:
-                raise MXNetError("bind: grad_req must be 'write', 'add' or 'null', got %r" % req)
+        reqs = _grad_reqs(grad_req, arg_names)
         self._grad_req = ['null' if g is None else r for g, r in zip(self.grad_arrays, reqs)]
         for name, arr in zip(arg_names + aux_names, self.arg_arrays + self.aux_arrays):
             if not isinstance(arr, NDArray):
@@ -122,65 +181,131 @@ class Executor:
             if arr.context != ctx:
                 raise MXNetError('bind: %r is on %s but the executor runs on %s; move it with '
                                  '.as_in_context()' % (name, arr.context, ctx))
+        for name, arr, grad in zip(arg_names, self.arg_arrays, self.grad_arrays):
+            if grad is not None and grad.shape != arr.shape:
+                raise MXNetError('bind: the gradient of %r has shape %s but the argument has '
+                                 'shape %s' % (name, grad.shape, arr.shape))
         self.arg_dict = dict(zip(arg_names, self.arg_arrays))
         self.aux_dict = dict(zip(aux_names, self.aux_arrays))
-        self.grad_dict = {n: g for n, g in zip(arg_names, self.grad_arrays) if g is not None}
-        self._program = GraphProgram(symbol._outputs)  # pylint: disable=protected-access
+        self.grad_dict = dict(zip(arg_names, self.grad_arrays))  # None: no gradient
+        heads = symbol._outputs  # pylint: disable=protected-access
+        if os.environ.get('MXNET_ELIMINATE_COMMON_EXPR', '1').lower() not in ('0', 'false'):
+            heads = eliminate_common_expr(heads)
+        self._heads_run = heads
+        self._program = GraphProgram(heads)
         by_name = dict(self.arg_dict, **self.aux_dict)
         self._inputs = [by_name[n.name] for n in self._program.variables]
         grads = dict(zip(arg_names, zip(self.grad_arrays, self._grad_req)))
         self._grads = [grads.get(n.name, (None, 'null')) for n in self._program.variables]
-        self.outputs = []
-        self._recorded = False
+        wanted = {slot for slot, (_, req) in zip(self._program.var_slots, self._grads)
+                  if req != 'null'}
+        self._gradient_path = self._program.gradient_path(wanted)
+        self._shapes, self._dtypes = self._infer(arg_names, aux_names)
+        self.outputs = self._allocate_outputs(shared_exec)
+        self._heads = None       # the recorded outputs of the last forward
+        self._variables = None   # the arrays standing for the arguments in that forward
         self._monitor = None
+
+    def _infer(self, arg_names, aux_names):
+        """Every node output's shape and dtype for the bound arrays (raising on shapes
+        the graph cannot take, as MXNet's bind does)."""
+        order = self._program.order
+        arrays = dict(zip(arg_names + aux_names, self.arg_arrays + self.aux_arrays))
+        shapes = shape_inference.entry_shapes(order, {n: a.shape for n, a in arrays.items()})
+        dtypes = shape_inference.infer_types(order, {n: a.dtype for n, a in arrays.items()})
+        return shapes, dtypes
+
+    def _allocate_outputs(self, shared_exec):
+        outputs = []
+        for i, (node, idx) in enumerate(self._heads_run):
+            shape = self._shapes.get((id(node), idx))
+            dtype = self._dtypes.get((id(node), idx), np.dtype(np.float32))
+            if shape is None or any(d < 0 for d in shape):
+                outputs.append(None)  # allocated by the first forward
+                continue
+            shared = shared_exec.outputs[i] if shared_exec is not None and \
+                i < len(shared_exec.outputs) else None
+            if shared is not None and shared.dtype == dtype and \
+                    shared.size >= int(np.prod(shape)):
+                outputs.append(_view(shared, shape))  # memory shared, as MXNet's reshape
+            else:
+                outputs.append(creation.zeros(shape, ctx=self._ctx, dtype=dtype))
+        return outputs
 
     @property
     def output_dict(self):
+        """``{output name: array}`` of ``outputs``."""
         return dict(zip(self._symbol.list_outputs(), self.outputs))
 
     def forward(self, is_train=False, **kwargs):
         """Compute the outputs; ``kwargs`` (name -> array) are copied into ``arg_dict``
         first. ``is_train`` runs ops in training mode (BatchNorm's batch statistics,
-        Dropout) and records for ``backward``."""
+        Dropout)."""
         for name, value in kwargs.items():
             if name not in self.arg_dict:
                 raise MXNetError('forward: %r is not an argument of the symbol; its arguments '
                                  'are %s' % (name, list(self.arg_dict)))
             self.arg_dict[name][:] = value
-        record = bool(is_train) and any(r != 'null' for _, r in self._grads)
-        values = []
+        record = bool(self._gradient_path)
+        values, variables = [], []
         for arr, (grad, req) in zip(self._inputs, self._grads):
+            # a fresh array over the same memory stands for the argument on the tape
             view = NDArray(arr._data, arr._ctx)  # pylint: disable=protected-access
-            if record and req != 'null':
-                autograd.mark_variables([view], [grad], req)
+            if req != 'null':
+                if record:
+                    view._mark(grad, req)  # pylint: disable=protected-access
+                variables.append((view, grad, req))
             values.append(view)
         with tape.Scope(recording=record, training=bool(is_train)):
             outs = self._program.run(values, self._ctx)
-        self._recorded = record
-        self.outputs = outs
+        self._heads = outs if record else []
+        self._variables = variables
+        for i, out in enumerate(outs):
+            target = self.outputs[i]
+            if target is None or target.shape != out.shape or target.dtype != out.dtype:
+                self.outputs[i] = target = creation.zeros(out.shape, ctx=self._ctx,
+                                                          dtype=out.dtype)
+            target._data[...] = out._data  # pylint: disable=protected-access
         if self._monitor is not None:
-            for name, arr in zip(self._symbol.list_outputs(), outs):
+            for name, arr in zip(self._symbol.list_outputs(), self.outputs):
                 self._monitor(name, arr)
-        return outs
+        return self.outputs
 
     def backward(self, out_grads=None, is_train=True):
-        """Write the gradients of the last ``forward(is_train=True)`` into
-        ``grad_dict``; ``out_grads`` are the gradients of the outputs (ones when
-        omitted)."""
-        if not self._recorded:
-            if all(r == 'null' for _, r in self._grads):
-                return
-            raise MXNetError('backward needs forward(is_train=True) first')
+        """Write the gradients of the last forward into ``grad_dict`` per ``grad_req``
+        ('write' replaces, 'add' accumulates); ``out_grads`` are the gradients of the
+        outputs (ones when omitted; loss layers such as SoftmaxOutput ignore theirs)."""
+        if self._variables is None:
+            raise MXNetError('backward needs a forward first')
+        if not self._variables:
+            return
         if isinstance(out_grads, NDArray):
             out_grads = [out_grads]
-        heads = [o for o in self.outputs if o._node is not None]  # pylint: disable=protected-access
-        if out_grads is not None:
-            out_grads = [g for o, g in zip(self.outputs, out_grads)
-                         if o._node is not None]  # pylint: disable=protected-access
-        if heads:
+        if out_grads is not None and len(out_grads) != len(self.outputs):
+            raise MXNetError('backward: got %d out_grads for %d outputs'
+                             % (len(out_grads), len(self.outputs)))
+        if self._heads is None:
+            raise MXNetError('backward: the graph of the last forward was already '
+                             'differentiated; run forward again')
+        # no recorded head: no gradient reaches the arguments (BlockGrad), they get zeros
+        chosen = [i for i, o in enumerate(self._heads)
+                  if o._node is not None]  # pylint: disable=protected-access
+        views = [view for view, _, _ in self._variables]
+        if chosen:
+            heads = [self._heads[i] for i in chosen]
+            head_grads = None if out_grads is None else [
+                None if out_grads[i] is None else out_grads[i].as_in_context(self._ctx)
+                for i in chosen]
             with tape.Scope(recording=False, training=bool(is_train)):
-                autograd.backward(heads, out_grads)
-        self._recorded = False
+                grads = compute_gradients(heads, head_grads, False, views)
+        else:
+            grads = [creation.zeros(v.shape, ctx=self._ctx, dtype=v.dtype) for v in views]
+        self._heads = None
+        for (_, grad, req), value in zip(self._variables, grads):
+            if req == 'add':
+                grad += value
+            else:
+                grad[:] = value
 
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, array)`` with each output after every forward."""
@@ -194,47 +319,75 @@ class Executor:
                     target[name][:] = value.as_in_context(self._ctx) \
                         if isinstance(value, NDArray) else value
                 elif not allow_extra_params:
-                    raise MXNetError('copy_params_from: %r is not a parameter of the symbol'
-                                     % name)
+                    raise MXNetError('copy_params_from: %r is not a parameter of the symbol; '
+                                     'pass allow_extra_params=True to skip such names' % name)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new executor for other argument shapes, sharing the arrays whose shapes
-        stay."""
+        """A new executor for the argument shapes ``kwargs`` (name -> shape), as MXNet's:
+        arrays that shrink or keep their size share memory with this executor's (a view
+        of their first elements), larger ones are new (only with ``allow_up_sizing``), and
+        an argument not named that changes shape is an error unless ``partial_shaping``.
+        """
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**kwargs)
         if arg_shapes is None:
             raise MXNetError('reshape: shapes %s do not determine every argument' % kwargs)
 
-        def fit(arr, shape):
-            if arr is None or arr.shape == tuple(shape):
+        def fit(name, arr, shape, grad=None):
+            shape = tuple(shape)
+            if arr is None or arr.shape == shape:
                 return arr
-            return creation.zeros(shape, ctx=self._ctx, dtype=arr.dtype)
-        args = [fit(a, s) for a, s in zip(self.arg_arrays, arg_shapes)]
-        grads = [fit(g, s) for g, s in zip(self.grad_arrays, arg_shapes)]
-        aux = [fit(a, s) for a, s in zip(self.aux_arrays, aux_shapes)]
-        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux)
+            if not (partial_shaping or name in kwargs):
+                raise MXNetError('reshape: the shape of %r, which was not given, changes from '
+                                 '%s to %s; pass partial_shaping=True if that is intended'
+                                 % (name, arr.shape, shape))
+            if int(np.prod(shape)) > arr.size:
+                if not allow_up_sizing:
+                    raise MXNetError('reshape: %r grows from %s to %s; pass allow_up_sizing=True '
+                                     'to allocate new arrays (making a big executor and '
+                                     'shrinking it is cheaper)' % (name, arr.shape, shape))
+                return creation.zeros(shape, ctx=arr.context, dtype=arr.dtype)
+            return _view(arr, shape)
+        names = self._symbol.list_arguments()
+        args = [fit(n, a, s) for n, a, s in zip(names, self.arg_arrays, arg_shapes)]
+        grads = [fit(n, g, s) for n, g, s in zip(names, self.grad_arrays, arg_shapes)]
+        aux = [fit(n, a, s) for n, a, s in zip(self._symbol.list_auxiliary_states(),
+                                                 self.aux_arrays, aux_shapes)]
+        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux,
+                        shared_exec=self)
+
+    def get_optimized_symbol(self):
+        """The graph this executor runs: the bound one with its common subexpressions
+        merged (unless ``MXNET_ELIMINATE_COMMON_EXPR=0``)."""
+        return type(self._symbol)(self._heads_run)
 
     def debug_str(self):
-        return self._symbol.debug_str()
+        """The graph, and the memory this executor's plan holds for intermediate arrays
+        and outputs (``Total N MB allocated``, as MXNet prints it; the values a backward
+        pass reads stay allocated when gradients are wanted)."""
+        position = {id(n): i for i, n in enumerate(self._program.order)}
+        sizes = {}
+        for (node_id, idx), shape in self._shapes.items():
+            dtype = self._dtypes.get((node_id, idx), np.dtype(np.float32))
+            if shape is not None and node_id in position:
+                sizes[(position[node_id], idx)] = int(np.prod(shape)) * dtype.itemsize
+        total = self._program.planned_bytes(sizes, self._gradient_path)
+        total += sum(o.size * np.dtype(o.dtype).itemsize for o in self.outputs if o is not None)
+        return '%s\nTotal %d MB allocated\n' % (self._symbol.debug_str(), total >> 20)
 
 
 def allocate_arrays(symbol, ctx, grad_req, type_dict, shapes):
     """Zero arrays for ``simple_bind``: arguments, their gradients, auxiliary states."""
-    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
-    if arg_shapes is None:
+    arg_shapes, _, aux_shapes = symbol.infer_shape_partial(**shapes)
+    unknown = [n for n, s in zip(symbol.list_arguments() + symbol.list_auxiliary_states(),
+                                 arg_shapes + aux_shapes) if not s or not all(d > 0 for d in s)]
+    if unknown:
         raise MXNetError('simple_bind: the shapes %s do not determine every argument of the '
-                         'symbol (%s); give more of them' % (shapes, symbol.list_arguments()))
-    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
-    if arg_types is None:
-        arg_types = [np.float32] * len(arg_shapes)
-        aux_types = [np.float32] * len(aux_shapes)
-    arg_names = symbol.list_arguments()
+                         'symbol: %s are unknown; give more of them' % (shapes, unknown))
+    arg_types, _, aux_types = symbol.infer_type_partial(**(type_dict or {}))
+    arg_types = [t or np.float32 for t in arg_types]
+    aux_types = [t or np.float32 for t in aux_types]
+    reqs = _grad_reqs(grad_req, symbol.list_arguments())
     args = [creation.zeros(s, ctx=ctx, dtype=t) for s, t in zip(arg_shapes, arg_types)]
-    if isinstance(grad_req, str):
-        reqs = [grad_req] * len(arg_names)
-    elif isinstance(grad_req, dict):
-        reqs = [grad_req.get(n, 'null') for n in arg_names]
-    else:
-        reqs = list(grad_req)
     grads = [None if r == 'null' else creation.zeros(s, ctx=ctx, dtype=t)
              for s, t, r in zip(arg_shapes, arg_types, reqs)]
     aux = [creation.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types)]

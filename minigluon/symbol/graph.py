@@ -27,6 +27,7 @@ class Node:
 
     @property
     def is_variable(self):
+        """True for a variable (a graph input), False for an operator."""
         return self.op is None
 
     def __repr__(self):
@@ -55,6 +56,58 @@ def topological_order(heads):
     return order
 
 
+# ---- common subexpressions ----
+
+def _mergeable(node):
+    """False for ops that draw random numbers or write their inputs (BatchNorm's moving
+    statistics, the optimizer updates): two such nodes never compute one value."""
+    op = node.op
+    return not (op in ('Dropout', 'BatchNorm', '_sample_multinomial')
+                or op.endswith('_update') or op.startswith(('_random', '_sample', 'random_')))
+
+
+def eliminate_common_expr(heads):
+    """The graph of ``heads`` with nodes that compute the same value merged, as MXNet's
+    executor does by default (``MXNET_ELIMINATE_COMMON_EXPR``): operator nodes of one op,
+    one set of attributes and the same inputs become one, until none are left. Outputs
+    that become one entry are told apart by ``_copy`` nodes (``<node>_<k>_copy``).
+
+    Works on a copy; returns its heads."""
+    memo = {}
+    for node in topological_order(heads):
+        memo[id(node)] = Node(node.op, node.name, node.attrs,
+                              [(memo[id(src)], idx) for src, idx in node.inputs])
+    heads = [(memo[id(n)], i) for n, i in heads]
+    while True:
+        merged = {}
+        kept = {}
+        for node in topological_order(heads):
+            if node.is_variable or not node.inputs or not _mergeable(node):
+                continue
+            key = (node.op, tuple(sorted(node.attrs.items())),
+                   tuple((id(src), idx) for src, idx in node.inputs))
+            if key in kept:
+                merged[id(node)] = kept[key]
+            else:
+                kept[key] = node
+        if not merged:
+            break
+        for node in topological_order(heads):
+            node.inputs = [(merged.get(id(src), src), idx) for src, idx in node.inputs]
+        heads = [(merged.get(id(n), n), i) for n, i in heads]
+    out, copies = [], {}
+    for node, idx in heads:
+        if (id(node), idx) in copies:
+            count = copies[(id(node), idx)]
+            copies[(id(node), idx)] = count + 1
+            node = Node('_copy', '%s_%d_copy' % (node.name, count), {}, [(node, idx)])
+            idx = 0
+        else:
+            copies[(id(node), idx)] = 0
+        out.append((node, idx))
+    return out
+
+
 # ---- JSON ----
 
 def to_json(heads, num_outputs, extra_attrs=None):
@@ -62,7 +115,7 @@ def to_json(heads, num_outputs, extra_attrs=None):
 
     ``num_outputs(node)`` is how many outputs an operator node has in all (hidden
     ones included), which ``node_row_ptr`` counts as MXNet does. ``extra_attrs``
-    (name -> str) are further graph attributes, which MXNet reads and ignores.
+    (name -> str or int) are further graph attributes.
     """
     order = topological_order(heads)
     index = {id(n): i for i, n in enumerate(order)}
@@ -82,7 +135,7 @@ def to_json(heads, num_outputs, extra_attrs=None):
              'heads': [[index[id(n)], idx, 0] for n, idx in heads],
              'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
     for key, value in (extra_attrs or {}).items():
-        graph['attrs'][key] = ['str', value]
+        graph['attrs'][key] = ['int' if isinstance(value, int) else 'str', value]
     return json.dumps(graph, indent=2)
 
 

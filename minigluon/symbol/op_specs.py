@@ -38,7 +38,8 @@ _SAME_SHAPE = frozenset([
     'sinh', 'cosh', 'tanh', 'arcsinh', 'arccosh', 'arctanh', 'degrees', 'radians', 'copy',
     'zeros_like', 'ones_like', 'cast', 'sgd_update', 'sgd_mom_update', 'nag_mom_update',
     'adam_update', 'rmsprop_update', 'rmspropalex_update', 'ftml_update', 'ftrl_update',
-    'signsgd_update', 'signum_update'])
+    'signsgd_update', 'signum_update', 'BlockGrad', 'SoftmaxOutput',
+    '_identity_with_attr_like_rhs'])
 
 # Ops whose output shape does not depend on the batch size (the first axis of data):
 # their shapes are worked out on one sample.
@@ -106,6 +107,7 @@ class OpSpec:
 
     @property
     def doc(self):
+        """The kernel's documentation (None for ops made of a ``run`` function)."""
         return self.op.doc if self.op is not None else None
 
     # ---- inputs and outputs ----
@@ -148,6 +150,7 @@ class OpSpec:
         return max(self.num_outputs(attrs), _TOTAL_OUTPUTS.get(self.mx_name, 1))
 
     def output_names(self, attrs):
+        """The suffixes of the outputs' names (``output``; BatchNorm's ``mean``, ``var``)."""
         n = self.num_outputs(attrs)
         if n == 1:
             return ['output']
@@ -182,11 +185,28 @@ class OpSpec:
             run = self._run
             return lambda inputs, ctx: run(inputs, params, ctx)
         op = self.op
+        slots = self._input_slots(attrs)
 
         def run_op(inputs, ctx):
+            if slots is not None:  # the kernel takes None for inputs a node leaves out
+                full = [None] * len(self._inputs)
+                for slot, value in zip(slots, inputs):
+                    full[slot] = value
+                inputs = full
             out = invoke(op, inputs, params)
             return out if isinstance(out, list) else [out]
         return run_op
+
+    def _input_slots(self, attrs):
+        """Where a node's inputs go among the kernel's, when the node leaves some out
+        (``no_bias``: Convolution's bias), so the kernel gets None there as imperative
+        calls pass it; None when the node has them all."""
+        if self.variadic:
+            return None
+        names = self.input_names(attrs)
+        if len(names) == len(self._inputs) or not set(names) <= set(self._inputs):
+            return None
+        return [self._inputs.index(n) for n in names]
 
     def output_shapes(self, in_shapes, attrs, dtypes):
         """The output shapes for known input shapes: from a rule for common ops, else by
@@ -282,7 +302,20 @@ _ALIASES = {
     'flip': ['flip'], 'copy': ['copy', 'identity', '_identity'],
     'broadcast_axis': ['broadcast_axes'], 'slice': ['crop'], 'pick': ['choose_element_0index'],
     'CTCLoss': ['ctc_loss', '_contrib_CTCLoss', '_contrib_ctc_loss'],
+    'BlockGrad': ['stop_gradient'], 'SoftmaxOutput': ['Softmax'],
 }
+
+
+# The same-shape elementwise forms of the broadcasting ops, separate ops in MXNet (one
+# kernel here): a node made under one of these names is written under the name it maps to.
+ELEMENTWISE_NODES = dict(
+    [(n, 'elemwise_add') for n in ('elemwise_add', '_plus', '_add', '_Plus')]
+    + [(n, 'elemwise_sub') for n in ('elemwise_sub', '_minus', '_sub', '_Minus')]
+    + [(n, 'elemwise_mul') for n in ('elemwise_mul', '_mul', '_Mul')]
+    + [(n, 'elemwise_div') for n in ('elemwise_div', '_div', '_Div')]
+    + [(n, n) for n in ('_maximum', '_minimum', '_power', '_mod', '_hypot', '_equal',
+                        '_not_equal', '_greater', '_greater_equal', '_lesser',
+                        '_lesser_equal', '_logical_and', '_logical_or', '_logical_xor')])
 
 
 def _table_specs():
@@ -295,6 +328,9 @@ def _table_specs():
 
 
 _table_specs()
+# the op table's ops that graphs name as MXNet does but ``mx.sym`` keeps in ``_internal``
+_add(OpSpec('_identity_with_attr_like_rhs', get_op('_identity_with_attr_like_rhs')),
+     public=False)
 
 # Activation functions MXNet has only as ``Activation(act_type=...)``.
 _add(OpSpec('Activation', get_op('Activation'), hint='softrelu',
@@ -331,9 +367,12 @@ SCALAR_FORMS = {
     'logical_or': ('_logical_or_scalar', '_logical_or_scalar'),
     'logical_xor': ('_logical_xor_scalar', '_logical_xor_scalar'),
 }
-for _op_name, (_plain, _flipped) in SCALAR_FORMS.items():
-    for _mx, _reverse in ((_plain, False), (_flipped, _op_name in ('subtract', 'divide', 'mod',
-                                                                    'power'))):
+# Every plain form first: a comparison's flipped name is another comparison's plain
+# form (``2 >= x`` is ``_lesser_equal_scalar(x)``), which must run that comparison.
+for _pass in ('plain', 'flipped'):
+    for _op_name, (_plain, _flipped) in SCALAR_FORMS.items():
+        _mx = _plain if _pass == 'plain' else _flipped
+        _reverse = _pass == 'flipped' and _op_name in ('subtract', 'divide', 'mod', 'power')
         if _mx not in _SPECS:
             _camel = ''.join(w.capitalize() for w in _mx.strip('_').split('_'))
             _add(OpSpec(_mx, get_op(_op_name), hint='_' + _mx.strip('_').replace('_', ''),

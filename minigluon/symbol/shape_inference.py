@@ -1,38 +1,128 @@
 """Shape and dtype inference on a graph, as ``Symbol.infer_shape``/``infer_type`` give it.
 
-Shapes use MXNet 1.x's convention: 0 is an unknown dimension, ``()`` an unknown
-shape. Known shapes flow forward through the ops (a rule for common ops, else the
-op's kernel run on zeros, on one sample where the batch size does not matter), and
-the op table's shape rules fill in inputs from the others (FullyConnected's weight
-from its data and ``num_hidden``), passing over the graph until nothing changes.
+Shapes use MXNet 1.x's convention: 0 is an unknown dimension and ``()`` an unknown
+shape (-1 and None inside ``mx.util.np_shape()``, where 0 is a size). Inference passes
+over the graph, forwards and backwards, until nothing changes; each node adds what it
+knows:
+
+* the op table's shape rule fills in inputs from the other inputs and from the
+  outputs (FullyConnected's weight from its data, its data's batch size from its output);
+* ops whose inputs and output have one shape (elementwise ops, activations) share
+  what any of them knows;
+* outputs come from inputs: a rule for broadcasting ops, else the op's kernel run on
+  zeros (on one sample where the batch size does not matter). With unknown dimensions
+  the kernel runs twice, with them set to two sizes, and the output dimensions that
+  come out alike both times are known.
+
+Shapes that contradict each other raise ``MXNetError`` naming the node.
 """
 import warnings
 
 import numpy as np
 
 from ..base import MXNetError
+from ..util import is_np_shape
 from .attrs import DTYPE_NAMES, from_string
-from .op_specs import spec_of
+from .op_specs import ELEMENTWISE_NODES, SCALAR_FORMS, spec_of
+
+# The sizes unknown dimensions take when a kernel is run to see an output's shape: they
+# are small, and divisible by the small numbers splits and strides use.
+_PROBES = (12, 24)
+
+# Nodes whose inputs and first output all have one shape (besides ``keeps_shape`` ops,
+# where the first input and the output do), under every name MXNet writes for them.
+_ALL_ALIKE = frozenset(list(ELEMENTWISE_NODES) + [
+    'add_n', 'ElementWiseSum', '_ElementWiseSum', '_identity_with_attr_like_rhs'])
+
+# Inputs that must be fully known before an op says anything of its output (MXNet's
+# ``where`` needs its condition).
+_NEEDS_KNOWN = {'where': (0,)}
+
+_KERNEL_ERRORS = (MXNetError, ValueError, TypeError, IndexError, ZeroDivisionError, KeyError,
+                  AttributeError)
 
 
 def _known(shape):
-    return shape is not None and all(d > 0 for d in shape)
+    return shape is not None and all(d >= 0 for d in shape)
+
+
+# ---- the user's spelling <-> ours (None: unknown shape; -1: unknown dimension) ----
+
+def _from_user(shape, np_semantics):
+    if shape is None:
+        return None
+    if isinstance(shape, str):
+        shape = from_string(shape)
+    shape = tuple(int(d) for d in shape)
+    if np_semantics:
+        return shape
+    return tuple(d if d > 0 else -1 for d in shape) if shape else None
+
+
+def _to_user(shape, np_semantics):
+    if np_semantics:
+        return shape
+    return () if shape is None else tuple(max(d, 0) for d in shape)
+
+
+def _for_rule(shape):
+    """A shape as the op table's rules take it: 0 for unknown dimensions."""
+    return () if shape is None else tuple(max(d, 0) for d in shape)
+
+
+def _from_rule(shape):
+    if not shape:  # the rules' spelling of an unknown shape
+        return None
+    return tuple(int(d) if d > 0 else -1 for d in shape)
+
+
+class _Shapes:
+    """What is known of each ``(id(node), output index)``; ``set`` merges and raises on
+    a contradiction."""
+
+    def __init__(self, np_semantics):
+        self.known = {}
+        self.changed = False
+        self.np_semantics = np_semantics
+
+    def get(self, key):
+        return self.known.get(key)
+
+    def set(self, key, new, node, what):
+        if new is None:
+            return
+        old = self.known.get(key)
+        merged = new if old is None else _merge(old, new)
+        if merged is None:
+            raise MXNetError(
+                'infer_shape: inconsistent shapes at node %s (op %s): %s is %s but the '
+                'graph also makes it %s' % (node.name, node.op, what,
+                                            _to_user(old, self.np_semantics),
+                                            _to_user(new, self.np_semantics)))
+        if merged != old:
+            self.known[key] = merged
+            self.changed = True
 
 
 def _merge(old, new):
-    """``old`` with its unknown dimensions taken from ``new``; raises on a conflict."""
-    if new is None:
-        return old
-    new = tuple(int(d) for d in new)
-    if old is None or len(old) != len(new):
-        return new if old is None or not any(old) else old
-    return tuple(o if o > 0 else n for o, n in zip(old, new))
+    """``old`` with its unknown dimensions taken from ``new``; None on a contradiction."""
+    if len(old) != len(new):
+        return None
+    out = []
+    for o, n in zip(old, new):
+        if o >= 0 and n >= 0 and o != n:
+            return None
+        out.append(o if o >= 0 else n)
+    return tuple(out)
 
 
-def _start(sym, args, kwargs, attr_key, convert, what):
+# ---- shapes ----
+
+def _start(sym, args, kwargs, what):
+    """The graph's nodes and ``{variable name: given value}`` from ``infer_*``'s
+    arguments (positionally in ``list_arguments`` order, or by name)."""
     order = sym._order()  # pylint: disable=protected-access
-    variables = [n for n in order if n.is_variable]
-    by_name = {n.name: n for n in variables}
+    names = {n.name for n in order if n.is_variable}
     given = {}
     if args:
         arg_names = sym.list_arguments()
@@ -41,18 +131,127 @@ def _start(sym, args, kwargs, attr_key, convert, what):
                              % (what, len(args), len(arg_names), arg_names))
         given.update((n, v) for n, v in zip(arg_names, args) if v is not None)
     for key, value in kwargs.items():
-        if key not in by_name:
+        if key not in names:
             raise MXNetError('%s: keyword argument %r is not an input of the symbol; its '
-                             'inputs are %s' % (what, key, sorted(by_name)))
+                             'inputs are %s' % (what, key, sorted(names)))
         if value is not None:
             given[key] = value
-    values = {}
-    for node in variables:
-        if node.name in given:
-            values[(id(node), 0)] = convert(given[node.name])
-        elif attr_key in node.attrs:
-            values[(id(node), 0)] = convert(node.attrs[attr_key])
-    return order, values
+    return order, given
+
+
+def infer_shape(sym, args, kwargs, partial):
+    """``(arg_shapes, out_shapes, aux_shapes)``; see ``Symbol.infer_shape``."""
+    np_semantics = is_np_shape()
+    order, given = _start(sym, args, kwargs, 'infer_shape')
+    known = entry_shapes(order, given, np_semantics)
+    result = _result(sym, order, known, partial, lambda s: not _known(s))
+    if result[0] is None:
+        return result
+    return tuple([_to_user(s, np_semantics) for s in group] for group in result)
+
+
+def entry_shapes(order, given, np_semantics=False):
+    """``{(id(node), output index): shape}`` for what can be decided in the graph
+    ``order`` from the variables' shapes ``given`` (name -> shape) and ``__shape__``
+    (None: an unknown shape; -1: an unknown dimension)."""
+    shapes = _Shapes(np_semantics)
+    for node in order:
+        if node.is_variable:
+            value = given.get(node.name, node.attrs.get('__shape__'))
+            shapes.set((id(node), 0), _from_user(value, np_semantics), node, 'its shape')
+    dtypes = infer_types(order, {})
+    ops = [n for n in order if not n.is_variable]
+    done = {}  # id(node) -> True once its inputs are known, else the inputs it last probed
+    for _ in range(len(ops) + 1):
+        shapes.changed = False
+        for node in ops + ops[::-1]:
+            if done.get(id(node)) is not True:
+                _infer_node(node, shapes, dtypes, done)
+        if not shapes.changed:
+            break
+    return shapes.known
+
+
+def _infer_node(node, shapes, dtypes, done):
+    """Add what ``node`` tells of its inputs' and outputs' shapes; once its inputs are
+    known, its outputs are computed (and checked against what is known of them) and
+    ``done`` marks the node True; before, it keeps the inputs its kernel was last probed
+    with, so a pass over unchanged inputs runs nothing."""
+    spec = spec_of(node.op)
+    in_keys = [(id(src), idx) for src, idx in node.inputs]
+    out_keys = [(id(node), i) for i in range(spec.num_outputs(node.attrs))]
+    ins = [shapes.get(k) for k in in_keys]
+    outs = [shapes.get(k) for k in out_keys]
+    params = spec.params(node.attrs)
+    # A broadcasting op's operands say nothing certain of each other's sizes (either may
+    # be 1): MXNet infers neither from the other, and the op table's rule guesses, as
+    # a Parameter whose shape waits for its first use must.
+    rule = spec.op.infer_shape if spec.run_is_op and spec.op.name not in SCALAR_FORMS \
+        else None
+    if rule is not None and ins and ins[0] is not None and not all(_known(s) for s in ins):
+        try:
+            filled = rule(*[_for_rule(s) for s in ins], **params,
+                          out_shapes=[None if s is None else _for_rule(s) for s in outs])
+        except _KERNEL_ERRORS:
+            filled = None
+        for i, (key, new) in enumerate(zip(in_keys, filled or ())):
+            shapes.set(key, _from_rule(new), node, 'input %d' % i)
+    alike = in_keys if node.op in _ALL_ALIKE else in_keys[:1] if spec.keeps_shape else []
+    if alike and out_keys:
+        for key in alike + out_keys[:1]:
+            for other in alike + out_keys[:1]:
+                shapes.set(key, shapes.get(other), node, 'an input or output')
+    ins = [shapes.get(k) for k in in_keys]
+    in_dtypes = [dtypes.get(k) for k in in_keys]
+    if all(_known(s) for s in ins):
+        try:
+            new = _output_shapes(spec, node, ins, in_dtypes)
+        except MXNetError as exc:
+            raise MXNetError('infer_shape: node %s (op %s) cannot take inputs of shapes %s: %s'
+                             % (node.name, node.op, [_to_user(s, shapes.np_semantics)
+                                                     for s in ins], exc)) from None
+        done[id(node)] = True
+    elif all(_known(shapes.get(k)) for k in out_keys) or done.get(id(node)) == tuple(ins):
+        return
+    elif all(s is not None for s in ins) and \
+            all(_known(ins[i]) for i in _NEEDS_KNOWN.get(spec.mx_name, ()) if i < len(ins)):
+        done[id(node)] = tuple(ins)
+        new = _probe(spec, node, ins, in_dtypes)
+    else:
+        new = None
+    for i, (key, shape) in enumerate(zip(out_keys, new or ())):
+        shapes.set(key, shape, node, 'output %d' % i)
+
+
+def _output_shapes(spec, node, ins, in_dtypes):
+    if spec.run_is_op and spec.op.name in SCALAR_FORMS and len(ins) == 2:
+        try:
+            return [tuple(np.broadcast_shapes(*ins))]
+        except ValueError as exc:
+            raise MXNetError(str(exc)) from None
+    return spec.output_shapes(ins, node.attrs, in_dtypes)
+
+
+def _probe(spec, node, ins, in_dtypes):
+    """The output shapes with the dimensions that depend on unknown ones unknown: the
+    kernel runs with every unknown dimension at each of ``_PROBES`` (once, on one sample,
+    when only the batch size of an op that does not depend on it is unknown)."""
+    if spec.per_sample and ins[0] and ins[0][0] < 0 and _known(ins[0][1:]) and \
+            all(_known(s) for s in ins[1:]):
+        try:
+            one = _output_shapes(spec, node, [(1,) + ins[0][1:]] + ins[1:], in_dtypes)
+        except _KERNEL_ERRORS:
+            return None
+        return [(-1,) + tuple(shape[1:]) for shape in one]
+    runs = []
+    for size in _PROBES:
+        trial = [tuple(size if d < 0 else d for d in s) for s in ins]
+        try:
+            runs.append(_output_shapes(spec, node, trial, in_dtypes))
+        except _KERNEL_ERRORS:
+            return None
+    return [tuple(a if a == b else -1 for a, b in zip(first, second))
+            if len(first) == len(second) else None for first, second in zip(*runs)]
 
 
 def _result(sym, order, values, partial, unknown):
@@ -62,78 +261,13 @@ def _result(sym, order, values, partial, unknown):
     args = [get(n) for n in order if n.is_variable and id(n) not in aux]
     auxs = [get(n) for n in order if n.is_variable and id(n) in aux]
     outs = [get(n, i) for n, i in sym._outputs]  # pylint: disable=protected-access
-    complete = all(not unknown(v) for v in args + auxs + outs)
-    if not complete and not partial:
+    if not partial and any(unknown(v) for v in args + auxs + outs):
         missing = [n.name for n in order if n.is_variable and unknown(get(n))]
         warnings.warn('Cannot decide shape or type for the following arguments (0 is an '
-                      'unknown dimension): %s' % missing, stacklevel=3)
+                      'unknown dimension); give them to infer_shape/infer_type: %s' % missing,
+                      stacklevel=3)
         return None, None, None
     return args, outs, auxs
-
-
-def infer_shape(sym, args, kwargs, partial):
-    """``(arg_shapes, out_shapes, aux_shapes)``; see ``Symbol.infer_shape``."""
-    def convert(value):
-        value = from_string(value) if isinstance(value, str) else value
-        return tuple(int(d) for d in value)
-    order, shapes = _start(sym, args, kwargs, '__shape__', convert, 'infer_shape')
-    _, dtypes = _start(sym, (), {}, '__dtype__', _dtype_from_attr, 'infer_type')
-    for _ in range(len(order) + 1):
-        if not _shape_pass(order, shapes, dtypes):
-            break
-    result = _result(sym, order, shapes, partial, lambda s: not _known(s))
-    if partial and result[0] is not None:
-        result = tuple([() if s is None else s for s in group] for group in result)
-    return result
-
-
-def _shape_pass(order, shapes, dtypes):
-    changed = False
-    for node in order:
-        if node.is_variable:
-            continue
-        spec = spec_of(node.op)
-        in_keys = [(id(src), idx) for src, idx in node.inputs]
-        in_shapes = [shapes.get(k) for k in in_keys]
-        rule = spec.op.infer_shape if spec.op is not None and spec.run_is_op else None
-        if rule is not None and not all(_known(s) for s in in_shapes):
-            try:
-                filled = rule(*[() if s is None else s for s in in_shapes],
-                              **spec.params(node.attrs))
-            except (TypeError, ValueError, IndexError, ZeroDivisionError):
-                filled = None
-            for key, old, new in zip(in_keys, in_shapes, filled or ()):
-                merged = _merge(old, new)
-                if merged != old and merged is not None:
-                    shapes[key] = merged
-                    changed = True
-            in_shapes = [shapes.get(k) for k in in_keys]
-        out_keys = [(id(node), i) for i in range(spec.num_outputs(node.attrs))]
-        if all(_known(shapes.get(k)) for k in out_keys):
-            continue
-        outs = _output_shapes(spec, node, in_shapes, [dtypes.get(k) for k in in_keys])
-        for key, shape in zip(out_keys, outs or ()):
-            merged = _merge(shapes.get(key), shape)
-            if merged != shapes.get(key):
-                shapes[key] = merged
-                changed = True
-    return changed
-
-
-def _output_shapes(spec, node, in_shapes, in_dtypes):
-    if all(_known(s) for s in in_shapes):
-        try:
-            return spec.output_shapes(in_shapes, node.attrs, in_dtypes)
-        except MXNetError as exc:
-            raise MXNetError('infer_shape: node %s (%s) cannot take inputs of shapes %s: %s'
-                             % (node.name, node.op, in_shapes, exc)) from None
-    if in_shapes and in_shapes[0] is not None and spec.keeps_shape:
-        return [in_shapes[0]]
-    if in_shapes and in_shapes[0] and in_shapes[0][0] == 0 and spec.per_sample \
-            and all(_known(s) for s in in_shapes[1:]) and _known(in_shapes[0][1:]):
-        one = [(1,) + tuple(in_shapes[0][1:])] + list(in_shapes[1:])
-        return [(0,) + tuple(s[1:]) for s in spec.output_shapes(one, node.attrs, in_dtypes)]
-    return None
 
 
 # ---- dtypes ----
@@ -144,52 +278,75 @@ def _dtype_from_attr(value):
     return np.dtype(value)
 
 
-# Inputs that hold indices: their dtype does not follow the data's.
-_INDEX_INPUTS = {'Embedding': (0,), 'take': (1,), 'pick': (1,), 'one_hot': (0,),
-                 'CTCLoss': (1, 2, 3), 'where': (0,)}
+# Inputs that hold indices: their dtype does not follow the data's (and the dtype they
+# get when nothing says otherwise).
+_INDEX_INPUTS = {'Embedding': {0: None}, 'take': {1: None}, 'pick': {1: None},
+                 'one_hot': {0: None}, 'CTCLoss': {1: None, 2: None, 3: None},
+                 'where': {0: None}, 'batch_take': {1: np.dtype('int32')}}
+# Ops whose output dtype is their ``dtype`` argument (float32 by default).
+_OWN_DTYPE = frozenset(['cast', 'one_hot', '_zeros', '_ones', '_full', '_arange', '_eye'])
 
 
-def _output_dtype(spec, node, in_types):
+def infer_types(order, given):
+    """``{(id(node), output index): numpy dtype}`` for what can be decided in the graph
+    ``order`` from the variables' dtypes ``given`` (name -> dtype) and ``__dtype__``."""
+    types = {}
+    for node in order:
+        if node.is_variable:
+            value = given.get(node.name, node.attrs.get('__dtype__'))
+            if value is not None:
+                types[(id(node), 0)] = _dtype_from_attr(value)
+    ops = [n for n in order if not n.is_variable]
+    for _ in range(len(ops) + 1):
+        changed = False
+        for node in ops + ops[::-1]:
+            changed |= _type_node(node, types)
+        if not changed:
+            break
+    return types
+
+
+def _type_node(node, types):
+    spec = spec_of(node.op)
     name = spec.op.name if spec.op is not None else spec.mx_name
     params = spec.params(node.attrs)
-    if name in ('cast', 'one_hot', 'argsort', 'topk') or spec.mx_name in (
-            '_zeros', '_ones', '_full', '_arange', '_eye'):
-        return np.dtype(params.get('dtype') or 'float32')
-    if name in ('shape_array', 'size_array'):
-        return np.dtype('int64')
-    if name == 'Embedding':
-        return in_types[1] if len(in_types) > 1 else None
-    first = [t for i, t in enumerate(in_types)
-             if t is not None and i not in _INDEX_INPUTS.get(name, ())]
-    return first[0] if first else None
+    in_keys = [(id(src), idx) for src, idx in node.inputs]
+    out_keys = [(id(node), i) for i in range(spec.num_outputs(node.attrs))]
+    index = _INDEX_INPUTS.get(name, {})
+    changed = False
+
+    def put(key, dtype):
+        if dtype is not None and types.get(key) is None:
+            types[key] = np.dtype(dtype)
+            return True
+        return False
+    for i, key in enumerate(in_keys):
+        if i in index:
+            changed |= put(key, index[i])
+    if name in _OWN_DTYPE:
+        out = params.get('dtype') or 'float32'
+    elif name in ('shape_array', 'size_array'):
+        out = 'int64'
+    else:
+        data = [types.get(k) for i, k in enumerate(in_keys) if i not in index]
+        common = next((t for t in data if t is not None), None)
+        if common is None and out_keys:
+            common = types.get(out_keys[0])  # the inputs have the output's dtype
+        if common is None and name == 'Embedding':
+            common = params.get('dtype') or 'float32'  # the weight's, as MXNet's
+        for i, key in enumerate(in_keys):
+            if i not in index:
+                changed |= put(key, common)
+        out = common
+    for key in out_keys:
+        changed |= put(key, out)
+    return changed
 
 
 def infer_type(sym, args, kwargs, partial):
     """``(arg_types, out_types, aux_types)``; see ``Symbol.infer_type``."""
-    order, types = _start(sym, args, kwargs, '__dtype__', _dtype_from_attr, 'infer_type')
-    for _ in range(len(order) + 1):
-        changed = False
-        for node in order:
-            if node.is_variable:
-                continue
-            spec = spec_of(node.op)
-            name = spec.op.name if spec.op is not None else spec.mx_name
-            in_keys = [(id(src), idx) for src, idx in node.inputs]
-            in_types = [types.get(k) for k in in_keys]
-            data_type = _output_dtype(spec, node, in_types) \
-                if name not in ('cast', 'one_hot') else next(
-                    (t for t in in_types if t is not None), None)
-            for i, (key, t) in enumerate(zip(in_keys, in_types)):
-                if t is None and i not in _INDEX_INPUTS.get(name, ()) and data_type is not None:
-                    types[key] = data_type
-                    changed = True
-            out = _output_dtype(spec, node, [types.get(k) for k in in_keys])
-            for i in range(spec.num_outputs(node.attrs)):
-                if out is not None and types.get((id(node), i)) is None:
-                    types[(id(node), i)] = out
-                    changed = True
-        if not changed:
-            break
+    order, given = _start(sym, args, kwargs, 'infer_type')
+    types = infer_types(order, given)
     result = _result(sym, order, types, partial, lambda t: t is None)
     if result[0] is None:
         return result

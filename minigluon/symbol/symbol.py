@@ -12,15 +12,16 @@ import os
 
 import numpy as np
 
-from .. import name as _name
-from ..base import MXNetError, MXNetTypeError
+from .. import attribute as _attribute, name as _name
+from ..base import MXNetError, MXNetTypeError, NotImplementedForSymbol
 from ..context import current_context
 from ..ndarray.ndarray import METHOD_OPS
+from ..util import is_np_shape
 from . import graph as _graph, shape_inference
-from .attrs import DTYPE_CODES, to_string
+from .attrs import DTYPE_CODES, from_string, to_string
 from .executor import Executor, allocate_arrays
 from .graph import Node
-from .op_specs import SCALAR_FORMS, functions, spec_of
+from .op_specs import ELEMENTWISE_NODES, SCALAR_FORMS, functions, spec_of
 
 __all__ = ['Symbol', 'var', 'Variable', 'Group', 'load', 'load_json', 'fromjson']
 
@@ -122,32 +123,35 @@ class Symbol:
         return Symbol(outs)
 
     def get_children(self):
-        """The inputs of this symbol's node as a group, or None for a variable."""
-        if len(self._outputs) != 1:
-            raise MXNetError('get_children needs a single-output symbol, this one has %d '
-                             'outputs' % len(self._outputs))
-        node = self._outputs[0][0]
-        return Symbol(node.inputs) if node.inputs else None
+        """The inputs of this symbol's nodes (of each output's node in turn, for a group)
+        as a group, or None when they have none (variables)."""
+        children, seen = [], set()
+        for node, _ in self._outputs:
+            if id(node) not in seen:
+                seen.add(id(node))
+                children.extend(node.inputs)
+        return Symbol(children) if children else None
 
     # ---- attributes ----
     def attr(self, key):
         """The attribute ``key`` of this symbol's node as a string, or None."""
         if len(self._outputs) != 1:
             return None
-        return self._outputs[0][0].attrs.get(key)
+        return _listed_attrs(self._outputs[0][0]).get(key)
 
     def list_attr(self, recursive=False):
-        """The attributes of this symbol's node (``recursive``: of every node, keyed
-        ``node$key``)."""
+        """The attributes of this symbol's node (``recursive=True`` is refused, as MXNet
+        1.x refuses it: use ``attr_dict``)."""
         if recursive:
-            return {'%s$%s' % (n.name, k): v for n in self._order() for k, v in n.attrs.items()}
+            raise DeprecationWarning('Symbol.list_attr with recursive=True has been '
+                                     'deprecated. Please use attr_dict instead.')
         if len(self._outputs) != 1:
             return {}
-        return dict(self._outputs[0][0].attrs)
+        return _listed_attrs(self._outputs[0][0])
 
     def attr_dict(self):
         """``{node name: {key: value}}`` for every node that has attributes."""
-        return {n.name: dict(n.attrs) for n in self._order() if n.attrs}
+        return {n.name: _listed_attrs(n) for n in self._order() if n.attrs}
 
     def _set_attr(self, **kwargs):
         for key, value in kwargs.items():
@@ -164,7 +168,20 @@ class Symbol:
     def __deepcopy__(self, memo):
         return self.__copy__()
 
+    # Pickling keeps what MXNet keeps, the graph's JSON, so pickles move between MXNet and
+    # minigluon.
+    def __getstate__(self):
+        return {'handle': self.tojson()}
+
+    def __setstate__(self, state):
+        handle = state.get('handle') if isinstance(state, dict) else None
+        if not isinstance(handle, str):
+            raise MXNetError("cannot restore a Symbol from %r: expected the state "
+                             "{'handle': JSON text} that pickling a Symbol writes" % (state,))
+        self._outputs = fromjson(handle)._outputs
+
     def copy(self):
+        """A deep copy of the graph (new nodes, the same names and attributes)."""
         return self.__copy__()
 
     def __call__(self, *args, **kwargs):
@@ -175,7 +192,13 @@ class Symbol:
         return out
 
     def _compose(self, *args, **kwargs):
-        kwargs.pop('name', None)
+        name = kwargs.pop('name', None)
+        head = self._outputs[0][0]
+        if head.is_variable:
+            raise MXNetError('compose: a variable cannot be composed (%r); compose the '
+                             'symbols that use it' % head.name)
+        if name:
+            head.name = name  # MXNet names the (first) output node so
         variables = {n.name: n for n in self._order() if n.is_variable}
         replace = {}
         if args:
@@ -198,8 +221,10 @@ class Symbol:
 
     # ---- files ----
     def tojson(self):
-        """The graph in MXNet 1.x's JSON format."""
-        return _graph.to_json(self._outputs, total_outputs)
+        """The graph in MXNet 1.x's JSON format (marked ``is_np_shape`` inside
+        ``mx.util.np_shape()``, as MXNet marks it)."""
+        extra = {'is_np_shape': 1} if is_np_shape() else None
+        return _graph.to_json(self._outputs, total_outputs, extra)
 
     def save(self, fname, remove_amp_cast=True):
         """Write ``tojson()`` to ``fname`` (what ``mx.sym.load`` reads)."""
@@ -209,6 +234,7 @@ class Symbol:
         os.replace(tmp, fname)
 
     def debug_str(self):
+        """The graph as text: each node, its inputs and attributes, in graph order."""
         lines = []
         for node in self._order():
             if node.is_variable:
@@ -237,14 +263,17 @@ class Symbol:
         return shape_inference.infer_type(self, args, kwargs, partial=False)
 
     def infer_type_partial(self, *args, **kwargs):
+        """As ``infer_type``, leaving the types it cannot decide None."""
         return shape_inference.infer_type(self, args, kwargs, partial=True)
 
     # ---- running ----
     def bind(self, ctx, args, args_grad=None, grad_req='write', aux_states=None,
              group2ctx=None, shared_exec=None):
         """An Executor running this graph on the given arrays (lists in
-        ``list_arguments``/``list_auxiliary_states`` order, or dicts by name)."""
-        return Executor(self, ctx, args, args_grad, grad_req, aux_states)
+        ``list_arguments``/``list_auxiliary_states`` order, or dicts by name).
+        ``shared_exec``: an executor whose outputs' memory the new one's may share."""
+        return Executor(self, ctx, args, args_grad, grad_req, aux_states,
+                        shared_exec=shared_exec)
 
     def simple_bind(self, ctx, grad_req='write', type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
@@ -324,11 +353,12 @@ class Symbol:
     __hash__ = object.__hash__
 
     def __bool__(self):
-        raise MXNetError('the truth value of a Symbol is not defined: it holds no value '
-                         'until the graph runs')
+        # a symbol holds no value until its graph runs
+        raise NotImplementedForSymbol(self.__bool__, 'bool')
 
     # ---- methods as on NDArray ----
     def reshape(self, *shape, **kwargs):
+        """``Reshape`` of this symbol (``x.reshape((2, -1))`` or ``x.reshape(2, -1)``)."""
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
             shape = shape[0]
         if shape:
@@ -336,9 +366,11 @@ class Symbol:
         return _function('Reshape')(self, **kwargs)
 
     def astype(self, dtype, **kwargs):
+        """``Cast`` of this symbol to ``dtype``."""
         return _function('Cast')(self, dtype=dtype, **kwargs)
 
     def transpose(self, *axes, **kwargs):
+        """``transpose`` of this symbol (all axes reversed when none are given)."""
         if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
             axes = axes[0]
         if axes:
@@ -346,22 +378,28 @@ class Symbol:
         return _function('transpose')(self, **kwargs)
 
     def flatten(self, **kwargs):
+        """``Flatten`` of this symbol: ``(N, a, b) -> (N, a*b)``."""
         return _function('Flatten')(self, **kwargs)
 
     def expand_dims(self, axis, **kwargs):
+        """``expand_dims`` of this symbol: a new axis of size 1 at ``axis``."""
         return _function('expand_dims')(self, axis=axis, **kwargs)
 
     def squeeze(self, axis=None, **kwargs):
+        """``squeeze`` of this symbol: its axes of size 1 (or ``axis``) removed."""
         return _function('squeeze')(self, axis=axis, **kwargs)
 
     def broadcast_to(self, shape, **kwargs):
+        """``broadcast_to`` of this symbol."""
         return _function('broadcast_to')(self, shape=shape, **kwargs)
 
     def as_nd_ndarray(self):
+        """This symbol (MXNet's conversion from its numpy-style symbols)."""
         return self
 
     @property
     def T(self):  # pylint: disable=invalid-name
+        """The transpose (all axes reversed)."""
         return self.transpose()
 
 
@@ -369,13 +407,25 @@ def _method(fname):
     def method(self, *args, **kwargs):
         return _function(fname)(self, *args, **kwargs)
     method.__name__ = fname
+    method.__doc__ = '``mx.sym.%s`` of this symbol (the node is named as that makes it).' \
+        % fname
     return method
 
 
 for _fname in METHOD_OPS:
     if not hasattr(Symbol, _fname):
         setattr(Symbol, _fname, _method(_fname))
-Symbol.broadcast_axes = _method('broadcast_axis')
+Symbol.broadcast_axes = _method('broadcast_axes')
+
+
+def _listed_attrs(node):
+    """A node's attributes as MXNet lists them: hidden ones it knows by a plain name
+    (``__lr_mult__``) under that name too (``lr_mult``)."""
+    attrs = dict(node.attrs)
+    for key in _HIDDEN_KEYS:
+        if '__%s__' % key in attrs:
+            attrs.setdefault(key, attrs['__%s__' % key])
+    return attrs
 
 
 def output_name(node, idx):
@@ -386,6 +436,7 @@ def output_name(node, idx):
 
 
 def total_outputs(node):
+    """How many outputs an operator node has, hidden ones included (``node_row_ptr``)."""
     return spec_of(node.op).total_outputs(node.attrs)
 
 
@@ -421,7 +472,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     """
     if not isinstance(name, str):
         raise MXNetTypeError('a variable name must be a str, got %s' % type(name).__name__)
-    attrs = {}
+    attrs = _user_attrs(attr)
     if shape is not None:
         attrs['__shape__'] = to_string(tuple(shape))
     if lr_mult is not None:
@@ -434,7 +485,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
         attrs['__init__'] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
         attrs['__storage_type__'] = str({'default': 0, 'row_sparse': 1, 'csr': 2}[stype])
-    for key, value in dict(attr or {}, **kwargs).items():
+    for key, value in kwargs.items():
         if not (key.startswith('__') and key.endswith('__')):
             raise MXNetError('variable %r: attribute %r must be spelled __%s__ (only such '
                              'attributes can be set on a variable)' % (name, key, key.strip('_')))
@@ -455,7 +506,16 @@ def Group(symbols):  # pylint: disable=invalid-name
 
 def fromjson(json_str):
     """The symbol stored in ``json_str`` (MXNet 1.x's graph JSON)."""
-    heads, _ = _graph.from_json(json_str)
+    heads, attrs = _graph.from_json(json_str)
+    saved_np_shape = attrs.get('is_np_shape', ['int', 0])
+    if is_np_shape() and not (isinstance(saved_np_shape, list) and saved_np_shape[-1]):
+        # a graph saved with 0 as the unknown dimension, read where 0 is a size: MXNet
+        # rewrites the variables' shapes with -1
+        for node in _graph.topological_order(heads):
+            if node.is_variable and '__shape__' in node.attrs:
+                shape = from_string(node.attrs['__shape__'])
+                if isinstance(shape, tuple):
+                    node.attrs['__shape__'] = to_string(tuple(d if d else -1 for d in shape))
     return Symbol(heads)
 
 
@@ -477,7 +537,7 @@ def _binary(op_name, lhs, rhs, hint):
     if isinstance(lhs, Symbol) and isinstance(rhs, Symbol):
         mx_name = _ELEMWISE.get(op_name, '_' + op_name)
         return create(spec_of(mx_name), [lhs, rhs], {}, None, None, hint=hint, mx_name=mx_name)
-    return _scalar(op_name, lhs, rhs)
+    return _scalar(op_name, lhs, rhs, operator=True)
 
 
 # The names MXNet writes for ``a + b`` and friends between two symbols.
@@ -485,7 +545,7 @@ _ELEMWISE = {'add': 'elemwise_add', 'subtract': 'elemwise_sub', 'multiply': 'ele
              'divide': 'elemwise_div'}
 
 
-def _scalar(op_name, lhs, rhs, name=None, attr=None):
+def _scalar(op_name, lhs, rhs, name=None, attr=None, operator=False):
     plain, flipped = SCALAR_FORMS[op_name]
     if isinstance(lhs, Symbol):
         sym, scalar, mx_name = lhs, rhs, plain
@@ -495,7 +555,28 @@ def _scalar(op_name, lhs, rhs, name=None, attr=None):
         raise MXNetTypeError('%s: expected a Symbol or a number, got %s'
                              % (op_name, type(scalar).__name__))
     spec = spec_of(mx_name)
-    return create(spec, [sym], {'scalar': scalar}, name, attr)
+    snake = operator and mx_name in _SNAKE_SCALAR_HINTS
+    hint = mx_name if snake else mx_name.replace('_scalar', 'scalar')
+    return create(spec, [sym], {'scalar': scalar}, name, attr, hint=hint)
+
+
+# MXNet's Python functions and operators call the scalar forms under old CamelCase names
+# (``x + 1`` is ``_PlusScalar``: the node is ``_plusscalar0``), except these operators
+# (``2 ** x``, ``x > 0``), whose nodes keep the op's name.
+_SNAKE_SCALAR_HINTS = frozenset([
+    '_rpower_scalar', '_equal_scalar', '_not_equal_scalar', '_greater_scalar',
+    '_greater_equal_scalar', '_lesser_scalar', '_lesser_equal_scalar'])
+
+
+# Attributes MXNet stores hidden (``ctx_group`` -> ``__ctx_group__``) when given plainly.
+_HIDDEN_KEYS = frozenset(['ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring',
+                          'mirror_stage', 'profiler_scope'])
+
+
+def _user_attrs(attr):
+    """The current AttrScope's attributes with ``attr``'s, as a node stores them."""
+    return {'__%s__' % k if k in _HIDDEN_KEYS else k: to_string(v)
+            for k, v in _attribute.current().get(attr).items()}
 
 
 def create(spec, inputs, params, name, attr, hint=None, mx_name=None):
@@ -508,12 +589,18 @@ def create(spec, inputs, params, name, attr, hint=None, mx_name=None):
     name = _name.current().get(name, hint or spec.hint)
     if spec.variadic:
         attrs['num_args'] = str(len(inputs))
+    try:
+        spec.params(attrs)  # an argument the op does not take is an error now, as in MXNet
+    except MXNetError as exc:
+        raise MXNetError('%s (making node %s)' % (exc, name)) from None
+    attrs.update(_user_attrs(attr))
     names = spec.input_names(attrs, len(inputs))
     entries = []
     for i, input_name in enumerate(names):
         sym = inputs[i] if i < len(inputs) else None
         if sym is None:
-            var_attrs = {k: v for k, v in attrs.items() if not k.startswith('__')}
+            # a variable made for a missing input takes the node's attributes, as MXNet's
+            var_attrs = dict(attrs)
             if input_name == 'moving_mean':
                 var_attrs['__init__'] = '["zero", {}]'
             elif input_name == 'moving_var':
@@ -527,13 +614,15 @@ def create(spec, inputs, params, name, attr, hint=None, mx_name=None):
             raise MXNetError('%s: input %r is a group of %d outputs; pick one with sym[i]'
                              % (spec.mx_name, input_name, len(sym._outputs)))
         entries.append(sym._outputs[0])
-    for key, value in (attr or {}).items():
-        attrs[key] = to_string(value)
     node = Node(mx_name or spec.mx_name, name, attrs, entries)
     return Symbol([(node, i) for i in range(spec.num_outputs(attrs))])
 
 
 _FUNCTIONS = {}
+# ``mx.sym`` functions that, between two symbols, make MXNet's same-shape elementwise op
+# (``mx.sym.maximum(a, b)`` is ``_Maximum``), as MXNet's Python functions do.
+_ELEMENTWISE_FUNCTIONS = {'maximum': '_maximum', 'minimum': '_minimum', 'hypot': '_hypot',
+                          'power': '_power', 'pow': '_power'}
 
 
 def _function(fname):
@@ -577,7 +666,9 @@ def make_function(fname, spec):
             return _scalar(op.name, inputs.get(all_inputs[0]), inputs.get(all_inputs[1]),
                            name, attr)
         ordered = [inputs.get(n) for n in input_names]
-        return create(spec, ordered, kwargs, name, attr, hint=fname.lower())
+        node_name = ELEMENTWISE_NODES.get(_ELEMENTWISE_FUNCTIONS.get(fname, fname))
+        return create(spec, ordered, kwargs, name, attr, mx_name=node_name,
+                      hint=_ELEMENTWISE_FUNCTIONS.get(fname, fname.lower()))
     function.__name__ = fname
     function.__qualname__ = fname
     function.__doc__ = spec.doc

@@ -33,15 +33,15 @@ def _rows(*shape):
 LARGE = {
     'BatchNorm, channels-last, 65,536 rows': Case(
         lambda x, g, b, m, v: nd.BatchNorm(x.transpose((0, 3, 1, 2)), g, b, m, v,
-                                           training=True),
+                                           fix_gamma=False, training=True),
         _rows(64, 32, 32, 4), r(4) + 1.5, r(4), r(4), r(4, low=0.5, high=1),
         grad_nodes=[0, 1, 2]),
     'BatchNorm, channels-first, 65,536 rows': Case(
-        lambda x, g, b, m, v: nd.BatchNorm(x, g, b, m, v, training=True),
+        lambda x, g, b, m, v: nd.BatchNorm(x, g, b, m, v, fix_gamma=False, training=True),
         _rows(64, 4, 32, 32), r(4) + 1.5, r(4), r(4), r(4, low=0.5, high=1),
         grad_nodes=[0, 1, 2]),
     'BatchNorm, (N, C), 65,536 rows': Case(
-        lambda x, g, b, m, v: nd.BatchNorm(x, g, b, m, v, training=True),
+        lambda x, g, b, m, v: nd.BatchNorm(x, g, b, m, v, fix_gamma=False, training=True),
         _rows(65536, 4), r(4) + 1.5, r(4), r(4), r(4, low=0.5, high=1), grad_nodes=[0, 1, 2]),
     'LayerNorm, gamma and beta over 16,384 rows': Case(
         lambda x, g, b: nd.LayerNorm(x, g, b), r(16384, 16), r(16) + 1.5, r(16)),

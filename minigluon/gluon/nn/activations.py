@@ -27,7 +27,7 @@ class Activation(HybridBlock):
 
         Inputs: ``x`` of any shape. Outputs: the same shape.
         """
-        return F.Activation(x, act_type=self._act_type)
+        return F.Activation(x, act_type=self._act_type, name='fwd')
 
     def __repr__(self):
         return 'Activation(%s)' % self._act_type
@@ -47,7 +47,7 @@ class LeakyReLU(HybridBlock):
 
         Inputs: ``x`` of any shape. Outputs: the same shape.
         """
-        return F.LeakyReLU(x, None, act_type='leaky', slope=self._alpha)
+        return F.LeakyReLU(x, None, act_type='leaky', slope=self._alpha, name='fwd')
 
     def __repr__(self):
         return 'LeakyReLU(%s)' % self._alpha
@@ -73,7 +73,7 @@ class PReLU(HybridBlock):
         Inputs: ``x`` of shape ``(N, C, ...)`` and the parameter ``alpha`` of shape ``(1,)`` or
         ``(C,)`` (broadcast along axis 1). Outputs: the shape of ``x``.
         """
-        return F.LeakyReLU(x, alpha, act_type='prelu')
+        return F.LeakyReLU(x, alpha, act_type='prelu', name='fwd')
 
 
 class ELU(HybridBlock):
@@ -99,7 +99,7 @@ class SELU(HybridBlock):
 
         Inputs: ``x`` of any shape. Outputs: the same shape.
         """
-        return F.LeakyReLU(x, None, act_type='selu')
+        return F.LeakyReLU(x, None, act_type='selu', name='fwd')
 
 
 class GELU(HybridBlock):
@@ -110,7 +110,7 @@ class GELU(HybridBlock):
 
         Inputs: ``x`` of any shape. Outputs: the same shape.
         """
-        return F.LeakyReLU(x, None, act_type='gelu')
+        return F.LeakyReLU(x, None, act_type='gelu', name='fwd')
 
 
 class Swish(HybridBlock):
@@ -125,4 +125,4 @@ class Swish(HybridBlock):
 
         Inputs: ``x`` of any shape. Outputs: the same shape.
         """
-        return x * F.sigmoid(self._beta * x)
+        return x * F.sigmoid(self._beta * x, name='fwd')

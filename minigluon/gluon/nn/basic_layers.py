@@ -199,7 +199,7 @@ class Dense(HybridBlock):
         without ``flatten``.
         """
         out = F.FullyConnected(x, weight, bias, num_hidden=self._units, no_bias=bias is None,
-                               flatten=self._flatten)
+                               flatten=self._flatten, name='fwd')
         return self.act(out) if self.act is not None else out
 
     def __repr__(self):
@@ -230,7 +230,7 @@ class Dropout(HybridBlock):
         """
         if self._rate == 0:
             return x
-        return F.Dropout(x, p=self._rate, axes=self._axes)
+        return F.Dropout(x, p=self._rate, axes=self._axes, name='fwd')
 
     def __repr__(self):
         return 'Dropout(p = %s, axes=%s)' % (self._rate, self._axes)
@@ -301,7 +301,8 @@ class BatchNorm(HybridBlock):
         Inputs: ``x`` with ``C`` channels on ``axis``, and the ``(C,)`` parameters ``gamma``,
         ``beta``, ``running_mean``, ``running_var``. Outputs: the shape of ``x``.
         """
-        return F.BatchNorm(x, gamma, beta, running_mean, running_var, **self._kwargs)
+        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name='fwd',
+                           **self._kwargs)
 
     def __repr__(self):
         return _norm_repr(self, self._kwargs)
@@ -349,7 +350,8 @@ class LayerNorm(HybridBlock):
         Inputs: ``x`` with ``C`` entries on ``axis``, ``gamma`` and ``beta`` of shape ``(C,)``.
         Outputs: the shape of ``x``.
         """
-        return F.LayerNorm(x, gamma, beta, axis=self._kwargs['axis'], eps=self._kwargs['eps'])
+        return F.LayerNorm(x, gamma, beta, axis=self._kwargs['axis'], eps=self._kwargs['eps'],
+                           name='fwd')
 
     def __repr__(self):
         return _norm_repr(self, self._kwargs)
@@ -375,10 +377,10 @@ class InstanceNorm(HybridBlock):
         ``(C,)``. Outputs: the shape of ``x``.
         """
         axis, eps = self._kwargs['axis'], self._kwargs['eps']
-        if axis % x.ndim == 1:
-            return F.InstanceNorm(x, gamma, beta, eps=eps)
+        if axis == 1:
+            return F.InstanceNorm(x, gamma, beta, name='fwd', eps=eps)
         x = x.swapaxes(1, axis)
-        return F.InstanceNorm(x, gamma, beta, eps=eps).swapaxes(1, axis)
+        return F.InstanceNorm(x, gamma, beta, name='fwd', eps=eps).swapaxes(1, axis)
 
     def __repr__(self):
         return _norm_repr(self, self._kwargs)
@@ -447,7 +449,8 @@ class Embedding(HybridBlock):
         Inputs: ``x`` of any shape holding indices in ``[0, input_dim)``, ``weight`` of shape
         ``(input_dim, output_dim)``. Outputs: ``x.shape + (output_dim,)``.
         """
-        return F.Embedding(x, weight, input_dim=self._input_dim, output_dim=self._output_dim)
+        return F.Embedding(x, weight, input_dim=self._input_dim, output_dim=self._output_dim,
+                           name='fwd')
 
     def __repr__(self):
         return 'Embedding(%d -> %d, %s)' % (self._input_dim, self._output_dim, self._dtype)

@@ -88,7 +88,7 @@ class _Conv(HybridBlock):
 
     def hybrid_forward(self, F, x, weight, bias=None):
         op = getattr(F, self._op_name)
-        out = op(x, weight, bias, no_bias=bias is None, **self._kwargs)
+        out = op(x, weight, bias, no_bias=bias is None, name='fwd', **self._kwargs)
         return self.act(out) if self.act is not None else out
 
     def __repr__(self):
@@ -235,7 +235,7 @@ class _Pooling(HybridBlock):
             self._kwargs['count_include_pad'] = count_include_pad
 
     def hybrid_forward(self, F, x):
-        return F.Pooling(x, **self._kwargs)
+        return F.Pooling(x, name='fwd', **self._kwargs)
 
     def __repr__(self):
         kw = self._kwargs

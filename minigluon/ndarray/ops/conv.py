@@ -411,11 +411,31 @@ def _kernel_of(kernel, weight, data):
     return tuple(_tuple(kernel, None, 'kernel')) if kernel else weight[2:len(data)]
 
 
+def _data_from_output(data, out, kernel, stride, dilate, pad, layout):
+    """What a convolution's output tells of its data, as MXNet infers it: the batch size,
+    and each spatial size whose stride is 1."""
+    if not out or len(out) != len(data) or not kernel:
+        return data
+    n = len(data) - 2
+    stride, dilate = _tuple(stride, n, 'stride', 1), _tuple(dilate, n, 'dilate', 1)
+    pad, kernel = _tuple(pad, n, 'pad', 0), _tuple(kernel, n, 'kernel')
+    first = 1 if is_channels_last(layout) else 2
+    data = list(data)
+    data[0] = data[0] or out[0]
+    for i in range(n):
+        if not data[first + i] and out[first + i] and stride[i] == 1:
+            data[first + i] = out[first + i] + dilate[i] * (kernel[i] - 1) - 2 * pad[i]
+    return tuple(data)
+
+
 @shape_rule('Convolution')
 def _convolution_shapes(data, weight, bias=None, kernel=None, num_filter=None, num_group=1,
-                        layout=None, **_):
+                        layout=None, stride=None, dilate=None, pad=None, out_shapes=None, **_):
     """weight ``(num_filter, C/num_group, *kernel)`` (``(num_filter, *kernel, C/num_group)``
-    for channels-last layouts), bias ``(num_filter,)``."""
+    for channels-last layouts), bias ``(num_filter,)``; data's batch and stride-1 spatial
+    sizes from the output's."""
+    if out_shapes:
+        data = _data_from_output(data, out_shapes[0], kernel, stride, dilate, pad, layout)
     num_filter = num_filter or weight[0]
     if layout is not None and layout.endswith('C'):
         kernel = tuple(_tuple(kernel, None, 'kernel')) if kernel else weight[1:-1]

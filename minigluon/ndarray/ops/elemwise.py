@@ -251,6 +251,20 @@ def copy(xp, data):
     return data.copy(), lambda dy: (dy,)
 
 
+@register('BlockGrad', differentiable=False)
+def block_grad(xp, data):
+    """``data`` unchanged, as a graph's gradient barrier (``stop_gradient``): no gradient
+    flows back through it."""
+    return data.copy()
+
+
+@register('_identity_with_attr_like_rhs', num_inputs=2)
+def _identity_with_attr_like_rhs(xp, lhs, rhs):
+    """``lhs`` unchanged; in a graph ``rhs`` takes its shape (MXNet's shape constraint
+    for backward shape inference). ``rhs`` gets no gradient."""
+    return lhs.copy(), lambda dy: (dy, None)
+
+
 def _to_context(params):
     return params['ctx']
 

@@ -3,7 +3,7 @@ import numpy as np
 
 from ...backend import scatter_add
 from ...base import MXNetError
-from ..registry import register, unbroadcast
+from ..registry import fill_from, register, shape_rule, unbroadcast
 
 
 def put_along_axis(xp, target, indices, values, axis):
@@ -83,6 +83,18 @@ def take(xp, a, indices, axis=0, mode='clip'):
     return out, backward
 
 
+@register('batch_take', num_inputs=2, differentiable=False)
+def batch_take(xp, a, indices):
+    """``out[i] = a[i, indices[i]]`` over the rows of ``a`` flattened to ``(-1, last axis)``,
+    indices clipped (MXNet's deprecated form of ``pick``; it has no gradient)."""
+    rows = a.reshape(-1, a.shape[-1])
+    if indices.size != rows.shape[0]:
+        raise MXNetError('batch_take: %d indices for %d rows of a %s array'
+                         % (indices.size, rows.shape[0], a.shape))
+    idx = _clip_or_wrap(xp, indices.reshape(-1), rows.shape[1], 'clip')
+    return rows[xp.arange(rows.shape[0]), idx].reshape(indices.shape)
+
+
 @register('pick', num_inputs=2)
 def pick(xp, data, index, axis=-1, keepdims=False, mode='clip'):
     """Pick one element per row along ``axis``: ``out[i] = data[i, index[i]]``."""
@@ -120,6 +132,21 @@ def where(xp, condition, x, y):
     out = xp.where(mask, x, y)
     return out, lambda dy: (None, xp.where(mask, dy, 0).astype(dy.dtype),
                             xp.where(mask, 0, dy).astype(dy.dtype))
+
+
+@shape_rule('where')
+def _where_shapes(condition, x, y, out_shapes=None, **_):
+    """x, y and the output have one shape; so has a condition of as many axes (else it has
+    one value per row). As in MXNet, nothing is inferred before the condition is known."""
+    if not condition or not all(condition):
+        return condition, x, y
+    shape = ()
+    for other in (x, y) + tuple(out_shapes or ()):
+        if other:
+            shape = fill_from(shape, other) if len(shape) == len(other) else shape or other
+    if len(condition) == len(shape):
+        shape = fill_from(shape, condition)
+    return condition, shape, shape
 
 
 def _on_flattened(xp, forward, data, **params):

@@ -37,7 +37,13 @@ def fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False,
 
 @shape_rule('FullyConnected')
 def _fully_connected_shapes(data, weight, bias=None, num_hidden=None, no_bias=False,
-                            flatten=True, **_):
+                            flatten=True, out_shapes=None, **_):
+    """weight ``(num_hidden, in_units)``, bias ``(num_hidden,)``; data's leading sizes from
+    the output's."""
+    out = out_shapes[0] if out_shapes else None
+    if out and data and len(out) == (2 if flatten else len(data)):
+        lead = 1 if flatten else len(data) - 1
+        data = tuple(out[i] or d if i < lead else d for i, d in enumerate(data))
     num_hidden = num_hidden or weight[0]
     in_units = math.prod(data[1:]) if flatten else data[-1]
     return data, (num_hidden, in_units), None if bias is None else (num_hidden,)

@@ -69,7 +69,7 @@ def _pooling(xp, data, kernel, pool_type, stride, pad, global_pool, pooling_conv
         return out, backward
 
     kernel = _tuple(kernel, dims, 'kernel')
-    stride = _tuple(stride, dims, 'stride', 1) if stride else kernel
+    stride = _tuple(stride, dims, 'stride', 1) if stride else (1,) * dims  # MXNet's default
     pad = _tuple(pad, dims, 'pad', 0)
     if pooling_convention not in ('valid', 'full'):
         raise MXNetError("Pooling: pooling_convention must be 'valid' or 'full', got %r"

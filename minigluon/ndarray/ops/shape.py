@@ -2,7 +2,7 @@
 import math
 
 from ...base import MXNetError, MXNetValueError
-from ..registry import register, unbroadcast
+from ..registry import register, shape_rule, unbroadcast
 
 
 def _axis(axis, ndim):
@@ -229,6 +229,27 @@ def stack(xp, *data, axis=0):
     return out, lambda dy: tuple(xp.take(dy, i, axis=ax) for i in range(len(data)))
 
 
+@shape_rule('concat')
+def _concat_shapes(*data, dim=1, out_shapes=None, **_):
+    """Every input has the others' (and the output's) sizes off axis ``dim``; one input's
+    size on it is the output's less the others'."""
+    shapes = [list(d) for d in data]
+    out = list(out_shapes[0]) if out_shapes and out_shapes[0] else None
+    ndim = len(out) if out else max(len(d) for d in data)
+    if any(len(d) != ndim for d in shapes):
+        return data
+    axis = dim % ndim
+    for k in range(ndim):
+        if k != axis:
+            size = next((d[k] for d in shapes + [out or [0] * ndim] if d[k]), 0)
+            for d in shapes:
+                d[k] = d[k] or size
+    missing = [d for d in shapes if not d[axis]]
+    if out and out[axis] and len(missing) == 1:
+        missing[0][axis] = out[axis] - sum(d[axis] for d in shapes)
+    return tuple(tuple(d) for d in shapes)
+
+
 @register('split')
 def split(xp, data, num_outputs, axis=1, squeeze_axis=False):
     """Cut into ``num_outputs`` equal parts along ``axis`` (default 1, as in MXNet).
@@ -248,6 +269,22 @@ def split(xp, data, num_outputs, axis=1, squeeze_axis=False):
             dys = [xp.expand_dims(d, axis) for d in dys]
         return (xp.concatenate(dys, axis=axis),)
     return (parts[0] if num_outputs == 1 else tuple(parts)), backward
+
+
+@shape_rule('split')
+def _split_shapes(data, num_outputs=1, axis=1, squeeze_axis=False, out_shapes=None, **_):
+    """data from the outputs' shapes (all alike): ``num_outputs`` times their size on
+    ``axis``."""
+    ax = axis % len(data) if data else 0
+    known = [o for o in out_shapes or () if o and len(o) == len(data) - bool(squeeze_axis)]
+    if not known:
+        return (data,)
+    sizes = [next((o[k] for o in known if o[k]), 0) for k in range(len(known[0]))]
+    if squeeze_axis:
+        full = sizes[:ax] + [num_outputs] + sizes[ax:]
+    else:
+        full = sizes[:ax] + [sizes[ax] * num_outputs] + sizes[ax + 1:]
+    return (tuple(d or f for d, f in zip(data, full)),)
 
 
 @register('slice_axis')

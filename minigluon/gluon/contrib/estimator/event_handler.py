@@ -626,10 +626,6 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
                 raise ValueError('CheckpointHandler: to resume a fit(epochs=...), save by '
                                  'epochs only (epoch_period=k, batch_period=None)')
             self._resume_from_checkpoint(estimator)
-        if getattr(estimator.net, '_active', False) and _rank(estimator.trainer) == 0:
-            estimator.logger.info('CheckpointHandler: no %s-symbol.json: minigluon has no '
-                                  'symbolic graph to export; rebuild the model in Python and '
-                                  'load the .params', self.model_prefix)
 
     def batch_end(self, estimator, *args, **kwargs):
         """Save if ``batch_period`` batches have passed.
@@ -646,10 +642,23 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         bool
             True to stop training.
         """
+        if self.current_batch == 0 and _rank(estimator.trainer) == 0:
+            self._save_symbol(estimator)  # the graph exists once the first batch ran
         if self.batch_period and (self.current_batch + 1) % self.batch_period == 0:
             self._save_checkpoint(estimator)
         self.current_batch += 1
         return False
+
+    def _save_symbol(self, estimator):
+        symbol_file = os.path.join(self.model_dir, self.model_prefix + '-symbol.json')
+        graph = getattr(estimator.net, '_cached_graph', None)
+        if graph:
+            graph[1].save(symbol_file)
+        else:
+            estimator.logger.info(
+                'Model architecture(symbol file) is not saved, please use HybridBlock to '
+                'construct your model, and call net.hybridize() before passing to Estimator '
+                'in order to save model architecture as %s.', symbol_file)
 
     def epoch_end(self, estimator, *args, **kwargs):
         """Save if ``epoch_period`` epochs have passed.

@@ -76,9 +76,12 @@ def test_checkpoint_handler(tmp_path):
     est.fit(_data(), event_handlers=[handler], batches=10)
     assert (handler.current_epoch, handler.current_batch) == (3, 10)
     saved = sorted(n for n in os.listdir(str(tmp_path)) if n.startswith('test_batch'))
-    # the last two of the five saved (batches 1, 3, 5, 7, 9); no symbol file: no graph
+    # the last two of the five saved (batches 1, 3, 5, 7, 9), and the hybridized graph
     assert saved == ['test_batch-epoch1batch7.params', 'test_batch-epoch1batch7.states',
-                     'test_batch-epoch2batch9.params', 'test_batch-epoch2batch9.states']
+                     'test_batch-epoch2batch9.params', 'test_batch-epoch2batch9.states',
+                     'test_batch-symbol.json']
+    graph = mx.sym.load(str(tmp_path / 'test_batch-symbol.json'))
+    assert graph.list_arguments() == ['data'] + list(net.collect_params())
 
 
 def test_the_best_checkpoint_is_the_epoch_with_the_best_monitored_value(tmp_path):

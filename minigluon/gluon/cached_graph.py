@@ -1,0 +1,229 @@
+"""What a hybridized HybridBlock runs: the graph its ``hybrid_forward`` traced with
+symbols, planned once and replayed on NDArrays (MXNet 1.x's CachedOp).
+
+The replay runs each graph node through the op table (``GraphProgram``), with the
+block's inputs and its parameters' current arrays, inside the caller's autograd
+state: autograd records op by op exactly as the imperative code would, so outputs
+and gradients are the imperative ones. Inputs and outputs cross the graph flat;
+Gluon's nesting formats (``_flatten``/``_regroup``: 0 one array, n > 0 a Symbol of n
+outputs, -1 None, a list for a nested list) put the structure back.
+"""
+import json
+
+from ..base import MXNetError
+from ..ndarray import NDArray
+from ..symbol import Symbol
+from ..symbol.executor import GraphProgram
+from ..symbol.op_specs import spec_of
+
+__all__ = ['CachedGraph', 'flatten', 'regroup', 'formats_compatible', 'graph_attrs']
+
+FORMATS_ATTR = 'minigluon_formats'
+STRUCTURE_ATTR = 'minigluon_structure'
+
+
+def flatten(args, what):
+    """``(flat list, format)`` of an NDArray, Symbol, None or (nested) list of them."""
+    if isinstance(args, NDArray):
+        return [args], 0
+    if isinstance(args, Symbol):
+        length = len(args)
+        return [args], length if length > 1 else 0
+    if args is None:
+        return [None], -1
+    if not isinstance(args, (list, tuple)):
+        raise ValueError('When hybridized, the %s of HybridBlock must be (nested) list of '
+                         'Symbol or NDArray, but got %s of type %s'
+                         % (what, args, type(args)))
+    flat, fmts = [], []
+    for arg in args:
+        items, fmt = flatten(arg, what)
+        flat.extend(items)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def regroup(flat, fmt):
+    """The (nested) structure ``fmt`` (``flatten``'s) over the list ``flat``."""
+    def merge(items, fmt):
+        if isinstance(fmt, int):
+            if fmt < -1:
+                raise ValueError('Unsupported encoded format %d.' % fmt)
+            if fmt == 0:
+                return items[0], items[1:]
+            if fmt == -1:
+                if items and items[0] is not None:
+                    raise ValueError('We do not support passing types that are not None when '
+                                     'the initial HybridBlock has received NoneType and has '
+                                     'been hybridized. Received arg = %s, fmt = %s.'
+                                     % (items[0], fmt))
+                return None, items[1:]
+            return items[:fmt], items[fmt:]
+        out = []
+        for sub in fmt:
+            value, items = merge(items, sub)
+            out.append(value)
+        return out, items
+    return merge(flat, fmt)[0]
+
+
+def formats_compatible(stored, given):
+    """True when inputs of format ``given`` fit a graph traced with ``stored``: equal,
+    or differing only by trailing None arguments (left to their defaults), as MXNet
+    accepts."""
+    if given == stored:
+        return True
+    if not isinstance(stored, list) or not isinstance(given, list):
+        return False
+    short, longer = (given, stored) if len(given) < len(stored) else (stored, given)
+    return short == longer[:len(short)] and all(f == -1 for f in longer[len(short):])
+
+
+def graph_attrs(in_format, out_format, structure):
+    """The graph attributes an exported file carries beyond MXNet's (MXNet reads and
+    ignores them): the nesting of inputs and outputs (MXNet issue 17488) and each
+    parameter's structural name (``features.0.weight``, issue 15103), as JSON text.
+
+    Parameters
+    ----------
+    in_format, out_format : int or (nested) list of int
+        ``flatten``'s formats.
+    structure : dict of str to str
+        Parameter name -> structural name.
+    """
+    return {FORMATS_ATTR: json.dumps({'in': in_format, 'out': out_format}),
+            STRUCTURE_ATTR: json.dumps(structure, sort_keys=True)}
+
+
+# How MXNet's op monitor names a node's arrays: ``<node>_<input name>`` where the op
+# registers its input names, else ``<node>_input<i>``; ``<node>_<output name>`` where
+# it registers output names, else ``<node>_<i>`` (seen in MXNet 1.9.1).
+_NAMED_INPUTS = frozenset([
+    'FullyConnected', 'Convolution', 'Deconvolution', 'BatchNorm', 'Pooling', 'Dropout',
+    'Concat', 'softmax', 'log_softmax', 'softmin', 'LeakyReLU', 'LayerNorm', 'GroupNorm',
+    'InstanceNorm', 'Embedding', 'pick', 'where', 'take', 'one_hot', 'tile', 'reverse',
+    'reshape_like', 'broadcast_like', 'add_n', 'ElementWiseSum', 'stack', 'dot',
+    'batch_dot', 'Pad', 'SwapAxis', 'SliceChannel', 'CTCLoss', 'RNN', 'LRN',
+    'SoftmaxOutput', 'UpSampling', 'L2Normalization', 'slice_like', 'gather_nd',
+    'scatter_nd', 'batch_take', 'moments'])
+_NAMED_OUTPUTS = frozenset([
+    'FullyConnected', 'Convolution', 'Deconvolution', 'BatchNorm', 'Pooling', 'Dropout',
+    'Concat', 'softmax', 'Activation', 'LeakyReLU', 'LayerNorm', 'GroupNorm',
+    'InstanceNorm', 'Pad', 'SwapAxis', 'SliceChannel', 'elemwise_add', 'UpSampling',
+    'L2Normalization', 'SoftmaxActivation', 'SoftmaxOutput', 'RNN', 'LRN', 'CTCLoss'])
+
+
+def _is_named(op, names):
+    return op in names or (op.startswith(('broadcast_', 'elemwise_')) and op != 'broadcast_to')
+
+
+def _monitor_names(node, spec):
+    """(input labels, output labels) of ``node`` for the op monitor."""
+    count = len(node.inputs)
+    if _is_named(node.op, _NAMED_INPUTS):
+        inputs = spec.input_names(node.attrs, count)
+    else:
+        inputs = ['input%d' % i for i in range(count)]
+    outputs = spec.num_outputs(node.attrs)
+    if node.op in _NAMED_OUTPUTS:
+        outputs = spec.output_names(node.attrs)
+    else:
+        outputs = [str(i) for i in range(outputs)]
+    prefix = node.name + '_'
+    return [prefix + n for n in inputs], [prefix + n for n in outputs]
+
+
+class CachedGraph:
+    """A traced graph ready to run: its program (planned once) and where each of its
+    variables comes from, an input (its index among the non-None inputs) or a
+    Parameter.
+
+    Parameters
+    ----------
+    inputs : list of Symbol
+        The data variables, in the order of the non-None inputs.
+    outputs : Symbol
+        The graph's outputs (a Group), flat.
+    params : list of Parameter
+        The parameters the graph may use; a variable is matched to the Parameter
+        whose ``var()`` it is.
+
+    Raises
+    ------
+    MXNetError
+        When a variable is neither an input nor a parameter's variable (a ``sym.var``
+        made inside ``hybrid_forward``).
+    """
+
+    def __init__(self, inputs, outputs, params):
+        self.inputs = inputs
+        self.outputs = outputs
+        self.program = GraphProgram(outputs._outputs)  # pylint: disable=protected-access
+        data_index = {id(s._outputs[0][0]): i  # pylint: disable=protected-access
+                      for i, s in enumerate(inputs)}
+        by_var = {}
+        for param in params:
+            if param._var is not None:  # pylint: disable=protected-access
+                by_var.setdefault(id(param.var()._outputs[0][0]), param)
+        self.feeds = []  # (True, input index) or (False, Parameter), per program variable
+        for node in self.program.variables:
+            if id(node) in data_index:
+                self.feeds.append((True, data_index[id(node)]))
+            elif id(node) in by_var:
+                self.feeds.append((False, by_var[id(node)]))
+            else:
+                raise MXNetError('Unknown input to HybridBlock: %s (a variable of the graph '
+                                 'that is neither an input nor a Parameter of the block; '
+                                 'register it as a Parameter instead of making it with '
+                                 'sym.var)' % node.name)
+        self.params = [source for is_data, source in self.feeds if not is_data]
+        used = {i for is_data, i in self.feeds if is_data}
+        self.unused_inputs = [i for i in range(len(inputs)) if i not in used]
+        self._labels = None
+
+    def run(self, data, ctx, callback=None, monitor_all=False):
+        """The flat outputs for the non-None inputs ``data``, with each parameter's
+        array on ``ctx``; ``callback(name, op_name, array)`` sees every node's output
+        (and inputs, with ``monitor_all``) under MXNet's monitor names."""
+        values = []
+        for is_data, source in self.feeds:
+            if is_data:
+                values.append(data[source])
+                continue
+            # the common case (one copy, on ctx, no kvstore pull pending) without the
+            # checks of Parameter.data, which stays the path for everything else
+            arrays = source._data  # pylint: disable=protected-access
+            if arrays is not None and len(arrays) == 1 and source._pending is None:
+                arr = arrays[0]
+                if arr._ctx is ctx or arr._ctx == ctx:  # pylint: disable=protected-access
+                    values.append(arr)
+                    continue
+            values.append(source.data(ctx))
+        if callback is None:
+            return self.program.run(values, ctx)
+        return self._run_monitored(values, ctx, callback, monitor_all)
+
+    def _run_monitored(self, values, ctx, callback, monitor_all):
+        program = self.program
+        if self._labels is None:
+            self._labels = [_monitor_names(node, spec_of(node.op))
+                            for _, _, _, _, node in program.steps]
+        slots = [None] * program.num_nodes
+        for slot, value in zip(program.var_slots, values):
+            slots[slot] = [value]
+        for (index, runner, inputs, release, node), (in_labels, out_labels) in zip(
+                program.steps, self._labels):
+            args = [slots[s][k] for s, k in inputs]
+            if monitor_all:
+                for label, arr in zip(in_labels, args):
+                    callback(label, node.op, arr)
+            try:
+                slots[index] = runner(args, ctx)
+            except MXNetError as exc:
+                raise type(exc)('%s (in graph node %s, op %s)' % (exc, node.name, node.op)) \
+                    from exc
+            for label, arr in zip(out_labels, slots[index]):
+                callback(label, node.op, arr)
+            for s in release:
+                slots[s] = None
+        return [slots[s][k] for s, k in program.heads]
