@@ -603,12 +603,21 @@ class HybridBlock(Block):
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
         if isinstance(value, Parameter) and '_cached_op' in self.__dict__:
-            self._clear_cached_op()  # the graph's variables are the old parameter's
+            self._invalidate_traces()  # the graphs' variables are the old parameter's
 
     def register_child(self, block, name=None):
         super().register_child(block, name)
-        self._clear_cached_op()  # the traced graph does not call the new child
+        self._invalidate_traces()  # the traced graphs do not call the new child
         return block
+
+    def _invalidate_traces(self):
+        """Clear the traced graph of this block and of the blocks above it, which
+        traced this one's computation into theirs."""
+        block = self
+        while block is not None:
+            if isinstance(block, HybridBlock):
+                block._clear_cached_op()
+            block = block._parent_block()
 
     def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
                   static_shape=False, inline_limit=2, forward_bulk_size=None,

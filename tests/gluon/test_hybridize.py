@@ -382,3 +382,81 @@ def test_unused_inputs_and_parameters_warn_as_in_mxnet():
     text = ' '.join(str(w.message) for w in caught)
     assert 'The 1-th input to HybridBlock is not used' in text
     assert 'Parameter %s is not used' % net.extra.name in text
+
+
+def _rand(*shape):
+    return nd.array(np.random.RandomState(sum(shape)).uniform(0.1, 1, shape))
+
+
+LAYERS = [
+    (lambda: nn.Dense(3, flatten=False), [(2, 3, 4)]), (lambda: nn.Dropout(0.5), [(2, 4)]),
+    (lambda: nn.BatchNormReLU(), [(2, 3, 4)]), (lambda: nn.InstanceNorm(axis=2), [(2, 3, 4)]),
+    (lambda: nn.LayerNorm(), [(2, 3, 4)]), (lambda: nn.GroupNorm(1), [(2, 3, 4)]),
+    (lambda: nn.Embedding(5, 3), [(2, 2)]), (lambda: nn.HybridLambda('tanh'), [(2, 3)]),
+    (lambda: nn.PReLU(), [(2, 3)]), (lambda: nn.ELU(), [(2, 3)]), (lambda: nn.SELU(), [(2, 3)]),
+    (lambda: nn.GELU(), [(2, 3)]), (lambda: nn.Swish(), [(2, 3)]),
+    (lambda: nn.Conv1D(2, 3), [(2, 3, 6)]), (lambda: nn.Conv2D(2, 3, layout='NHWC'), [(1, 5, 5, 3)]),
+    (lambda: nn.Conv2DTranspose(2, 3), [(1, 3, 4, 4)]), (lambda: nn.GlobalMaxPool3D(), [(1, 2, 2, 2, 2)]),
+    (lambda: nn.ReflectionPad2D(1), [(1, 2, 3, 3)]),
+    (lambda: nn.HybridConcurrent(axis=1).add(nn.Dense(2), nn.Identity()), [(2, 4)]),
+]
+
+
+@pytest.mark.parametrize('make, shapes', LAYERS, ids=lambda v: '' if isinstance(v, list) else
+                         type(v()).__name__)
+def test_every_layer_traces_and_gives_its_imperative_output(make, shapes):
+    xs = [_rand(*s) for s in shapes]
+    if isinstance(make(), nn.Embedding):
+        xs = [nd.array([[1, 2], [3, 4]])]
+    outs = []
+    for hybridize in (False, True):
+        mx.random.seed(0)
+        layer = make()
+        layer.initialize()
+        if hybridize:
+            layer.hybridize()
+        layer(*xs)
+        mx.random.seed(1)
+        with autograd.record():
+            outs.append(layer(*xs).asnumpy())
+    assert np.array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize('loss', [
+    gluon.loss.L1Loss(), gluon.loss.L2Loss(), gluon.loss.SoftmaxCrossEntropyLoss(),
+    gluon.loss.SoftmaxCrossEntropyLoss(sparse_label=False), gluon.loss.HuberLoss(),
+    gluon.loss.SigmoidBinaryCrossEntropyLoss(), gluon.loss.KLDivLoss(), gluon.loss.HingeLoss(),
+    gluon.loss.LogisticLoss(), gluon.loss.PoissonNLLLoss(), gluon.loss.TripletLoss(),
+    gluon.loss.CosineEmbeddingLoss()], ids=lambda loss: type(loss).__name__)
+def test_losses_trace_and_give_their_imperative_values(loss):
+    """Before, tracing failed where a loss read ``.shape`` (reshaping the label)."""
+    pred, label = _rand(2, 4), _rand(2, 4)
+    name = type(loss).__name__
+    if name == 'SoftmaxCrossEntropyLoss':
+        args = [pred, nd.array([1, 3]) if loss._sparse_label else label.reshape((8,))]
+    elif name == 'TripletLoss':
+        args = [pred, label, _rand(2, 2, 2)]
+    elif name == 'CosineEmbeddingLoss':
+        args = [pred, label, nd.array([1, -1])]
+    elif name in ('L1Loss', 'L2Loss', 'HuberLoss'):
+        args = [pred, label.reshape((4, 2))]  # reshaped to pred's shape
+    else:
+        args = [pred, label]
+    expected = loss(*args).asnumpy()
+    loss.hybridize()
+    loss(*args)
+    assert np.array_equal(loss(*args).asnumpy(), expected)
+
+
+def test_a_child_added_deep_inside_clears_the_outer_trace():
+    net = nn.HybridSequential()
+    with net.name_scope():
+        inner = nn.HybridSequential()
+        inner.add(nn.Dense(4, in_units=3))
+        net.add(inner)
+    net.initialize()
+    net.hybridize()
+    assert net(nd.ones((2, 3))).shape == (2, 4)
+    inner.add(nn.Dense(2, in_units=4))  # MXNet's outer graph would still end at 4
+    inner[1].initialize()
+    assert net(nd.ones((2, 3))).shape == (2, 2)
