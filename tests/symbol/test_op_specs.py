@@ -18,14 +18,6 @@ from minigluon.symbol.attrs import to_string
 v = mx.sym.var
 
 
-@pytest.fixture(autouse=True)
-def _fresh_names():
-    """Nodes made here take counters of their own (``activation0``), leaving the
-    process's names to the tests that check them."""
-    with mx.name.NameManager():
-        yield
-
-
 def test_scalar_comparisons_on_either_side_run_the_comparison_written():
     """``x <= 0.1`` is ``_lesser_equal_scalar`` (which ran ``>=`` before: the flipped form
     of ``>=`` had taken the name)."""

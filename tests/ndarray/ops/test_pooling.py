@@ -1,16 +1,6 @@
 """nd.Pooling's defaults are MXNet 1.x's."""
-import pytest
-
 import minigluon as mx
 from minigluon import nd
-
-
-@pytest.fixture(autouse=True)
-def _fresh_names():
-    """Nodes made here take counters of their own (``activation0``), leaving the
-    process's names to the tests that check them."""
-    with mx.name.NameManager():
-        yield
 
 
 def test_pooling_strides_by_one_when_no_stride_is_given():
