@@ -1,4 +1,5 @@
 """nd.Pooling's defaults are MXNet 1.x's."""
+
 import minigluon as mx
 from minigluon import nd
 
