@@ -18,6 +18,7 @@ from ..context import cpu
 from ..ndarray import creation, tape
 from ..ndarray.ndarray import NDArray
 from ..ndarray.dispatch import invoke
+from ..ndarray.functions import add_n
 from ..ndarray.registry import all_ops, get_op
 from .attrs import from_string, is_hidden
 
@@ -383,10 +384,7 @@ for _pass in ('plain', 'flipped'):
 # ---- ops made of several kernel calls, and creation ops ----
 
 def _add_n(inputs, params, ctx):
-    total = inputs[0]
-    for x in inputs[1:]:
-        total = total + x
-    return [total if len(inputs) > 1 else total.copy()]
+    return [add_n(*inputs)]
 
 
 _add(OpSpec('add_n', hint='elementwisesum', run=_add_n, variadic=True), 'ElementWiseSum',
