@@ -2,7 +2,6 @@
 shape (-1 and None inside ``np_shape()``), inputs inferred from outputs as MXNet 1.x
 infers them, contradictions reported; and the same answers as MXNet 1.9.1 on the same
 graphs (with ``MINIGLUON_MXNET_PYTHON``)."""
-import json
 import warnings
 
 import numpy as np
@@ -278,14 +277,8 @@ with open(os.path.join(sys.argv[1], 'inferred.json'), 'w') as f:
 '''
 
 
-def test_inference_agrees_with_mxnet(tmp_path, run_mxnet, run_minigluon):
-    theirs, ours = tmp_path / 'mxnet', tmp_path / 'minigluon'
-    theirs.mkdir()
-    ours.mkdir()
-    run_mxnet(theirs, COMPARE)
-    run_minigluon(ours, COMPARE)
-    expected = json.loads((theirs / 'inferred.json').read_text())
-    got = json.loads((ours / 'inferred.json').read_text())
+def test_inference_agrees_with_mxnet(answers_of_both):
+    expected, got = answers_of_both(COMPARE, 'inferred.json')
     assert sorted(got) == sorted(expected)
     differ = {k: (got[k], expected[k]) for k in expected if got[k] != expected[k]}
     assert not differ, differ

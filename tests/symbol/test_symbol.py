@@ -252,14 +252,8 @@ with open(os.path.join(sys.argv[1], 'api.json'), 'w') as f:
 '''
 
 
-def test_the_api_answers_as_mxnet_does(tmp_path, run_mxnet, run_minigluon):
-    theirs, ours = tmp_path / 'mxnet', tmp_path / 'minigluon'
-    theirs.mkdir()
-    ours.mkdir()
-    run_mxnet(theirs, API)
-    run_minigluon(ours, API)
-    expected = json.loads((theirs / 'api.json').read_text())
-    got = json.loads((ours / 'api.json').read_text())
+def test_the_api_answers_as_mxnet_does(answers_of_both):
+    expected, got = answers_of_both(API, 'api.json')
     assert sorted(got) == sorted(expected)
     for key in expected:
         assert got[key] == expected[key], key
