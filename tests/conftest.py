@@ -4,9 +4,11 @@ with numpy's;
 ``http_server`` serves a folder on 127.0.0.1 for download tests; ``run_mxnet`` runs a
 script under a real MXNet, named by ``MINIGLUON_MXNET_PYTHON`` (e.g. a virtual
 environment with ``pip install mxnet==1.9.1 numpy==1.23.5``), or skips saying why;
-``run_minigluon`` runs the same script with ``import mxnet as mx`` meaning minigluon."""
+``run_minigluon`` runs the same script with ``import mxnet as mx`` meaning minigluon;
+``answers_of_both`` runs it under both and reads the JSON answer each wrote."""
 import functools
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -138,3 +140,18 @@ def run_minigluon():
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
     return run
+
+
+@pytest.fixture
+def answers_of_both(tmp_path, run_mxnet, run_minigluon):
+    """``answers(script, filename)`` -> ``(mxnet's, minigluon's)``: the JSON file
+    ``filename`` that ``script`` writes into the folder it gets as ``sys.argv[1]``."""
+    def answers(script, filename):
+        results = []
+        for side, run in (('mxnet', run_mxnet), ('minigluon', run_minigluon)):
+            folder = tmp_path / side
+            folder.mkdir()
+            run(folder, script)
+            results.append(json.loads((folder / filename).read_text()))
+        return tuple(results)
+    return answers

@@ -300,6 +300,13 @@ class Trainer:
                 self._kvstore.broadcast(self._param2idx[id(p)], data[0], out=data)
         self._params_to_init = waiting
 
+    def init_kvstore(self, batch_size=None):
+        """Set up the kvstore and put the parameters there now rather than at the first
+        ``step``, so every device and worker computes its first gradients with worker 0's
+        weights (``mx.mod.Module`` calls it from ``init_optimizer``, as MXNet's Module
+        initializes its store there). ``batch_size`` is that of the coming steps."""
+        self._prepare(batch_size)
+
     def _prepare(self, batch_size=None):
         if not self._kv_initialized:
             self._init_kvstore(batch_size)

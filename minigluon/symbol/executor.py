@@ -254,7 +254,7 @@ class Executor:
             if req != 'null':
                 if record:
                     view._mark(grad, req)  # pylint: disable=protected-access
-                variables.append((view, grad, req))
+                variables.append((view, arr, grad, req))
             values.append(view)
         with tape.Scope(recording=record, training=bool(is_train)):
             outs = self._program.run(values, self._ctx)
@@ -290,7 +290,7 @@ class Executor:
         # no recorded head: no gradient reaches the arguments (BlockGrad), they get zeros
         chosen = [i for i, o in enumerate(self._heads)
                   if o._node is not None]  # pylint: disable=protected-access
-        views = [view for view, _, _ in self._variables]
+        views = [view for view, _, _, _ in self._variables]
         if chosen:
             heads = [self._heads[i] for i in chosen]
             head_grads = None if out_grads is None else [
@@ -301,8 +301,12 @@ class Executor:
         else:
             grads = [creation.zeros(v.shape, ctx=self._ctx, dtype=v.dtype) for v in views]
         self._heads = None
-        for (_, grad, req), value in zip(self._variables, grads):
-            if req == 'add':
+        for (_, arr, grad, req), value in zip(self._variables, grads):
+            if arr._grad is grad and arr._grad_req == req:  # pylint: disable=protected-access
+                # bound with its own gradient (a Gluon Parameter's): received as autograd's
+                # backward delivers it, so the Parameter counts the write
+                arr._receive_grad(value._data)  # pylint: disable=protected-access
+            elif req == 'add':
                 grad += value
             else:
                 grad[:] = value
