@@ -39,8 +39,9 @@ _SAME_SHAPE = frozenset([
     'sinh', 'cosh', 'tanh', 'arcsinh', 'arccosh', 'arctanh', 'degrees', 'radians', 'copy',
     'zeros_like', 'ones_like', 'cast', 'sgd_update', 'sgd_mom_update', 'nag_mom_update',
     'adam_update', 'rmsprop_update', 'rmspropalex_update', 'ftml_update', 'ftrl_update',
-    'signsgd_update', 'signum_update', 'BlockGrad', 'SoftmaxOutput',
-    '_identity_with_attr_like_rhs'])
+    'signsgd_update', 'signum_update', 'BlockGrad', 'SoftmaxOutput', 'SVMOutput',
+    'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss',
+    'make_loss', '_identity_with_attr_like_rhs'])
 
 # Ops whose output shape does not depend on the batch size (the first axis of data):
 # their shapes are worked out on one sample.
@@ -154,7 +155,7 @@ class OpSpec:
         """The suffixes of the outputs' names (``output``; BatchNorm's ``mean``, ``var``)."""
         n = self.num_outputs(attrs)
         if n == 1:
-            return ['output']
+            return ['loss'] if self.mx_name == 'make_loss' else ['output']
         if self.mx_name == 'BatchNorm':
             return ['output', 'mean', 'var']
         if self.mx_name in ('LayerNorm', 'GroupNorm'):

@@ -440,3 +440,58 @@ CASES.update({
         p / p.sum(axis=1, keepdims=True), shape=5, get_prob=True)[1]),
         r(2, 4, low=0.2, high=1.0))],
 })
+
+
+# MXNet's legacy output layers: the gradient of their loss, divided as MXNet divides
+_LABEL_4 = r(4)
+_LABEL_32 = r(3, 2)
+_BITS_32 = rng.randint(0, 2, size=(3, 2)).astype(np.float64)
+_CLASSES = [2, 0, 3]
+_MAKE_LOSS_VALID = away_from_zero(3, 4)
+
+
+def _hinge(x, classes, margin, squared):
+    """The one-vs-rest hinge loss whose gradient SVMOutput gives: the label's score
+    above ``margin``, the others below ``-margin``."""
+    towards = 1 - 2 * nd.one_hot(_const(classes, x), x.shape[1], dtype=x.dtype)
+    violation = nd.relu(margin + x * towards)
+    return (violation * violation if squared else violation).sum()
+
+
+CASES.update({
+    'LinearRegressionOutput': [
+        C(lambda x: loss_layer(nd.LinearRegressionOutput(x, _const(_LABEL_4, x)),
+                               ((x.reshape(-1) - _const(_LABEL_4, x)) ** 2).sum() / 2),
+          r(4, 1), unit_head=True),
+        C(lambda x: loss_layer(nd.LinearRegressionOutput(x, _const(_LABEL_32, x),
+                                                         grad_scale=0.5),
+                               ((x - _const(_LABEL_32, x)) ** 2).sum() * (0.5 / 2 / 2)),
+          r(3, 2), unit_head=True)],
+    'LogisticRegressionOutput': [
+        C(lambda x: loss_layer(nd.LogisticRegressionOutput(x, _const(_BITS_32, x),
+                                                           grad_scale=3.0),
+                               (nd.log1p(nd.exp(x)) - _const(_BITS_32, x) * x).sum()
+                               * (3.0 / 2)),
+          r(3, 2) * 2, unit_head=True)],
+    'MAERegressionOutput': [
+        C(lambda x: loss_layer(nd.MAERegressionOutput(x, _const(_LABEL_32, x)),
+                               nd.abs(x - _const(_LABEL_32, x)).sum() / 2),
+          _LABEL_32 + away_from_zero(3, 2), unit_head=True)],
+    'SVMOutput': [
+        C(lambda x: loss_layer(nd.SVMOutput(x, _const(_CLASSES, x)),
+                               _hinge(x, _CLASSES, 1.0, True)),
+          between_integers(3, 4), unit_head=True),
+        C(lambda x: loss_layer(nd.SVMOutput(x, _const(_CLASSES, x), margin=0.5, use_linear=True,
+                                            regularization_coefficient=2.0),
+                               _hinge(x, _CLASSES, 0.5, False) * 2),
+          between_integers(3, 4), unit_head=True)],
+    'MakeLoss': [
+        C(lambda x: loss_layer(nd.MakeLoss(x, grad_scale=2.0), x.sum() * 2), r(3, 2),
+          unit_head=True),
+        C(lambda x: loss_layer(nd.MakeLoss(x, normalization='batch'), x.sum() / 6), r(2, 3, 2),
+          unit_head=True),
+        C(lambda x: loss_layer(nd.MakeLoss(x, normalization='valid', valid_thresh=0.0),
+                               x.sum() / int((_MAKE_LOSS_VALID > 0).sum())),
+          _MAKE_LOSS_VALID, unit_head=True)],
+    'make_loss': [C(lambda x: loss_layer(nd.make_loss(x), x.sum()), r(2, 3), unit_head=True)],
+})
