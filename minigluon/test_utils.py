@@ -593,6 +593,39 @@ def download(url, fname=None, dirname=None, overwrite=False, retries=5):
 
 
 CIFAR10_REC_URL = 'http://data.mxnet.io/mxnet/data/cifar10.zip'
+# Where get_mnist and get_mnist_ubyte download from: data.mxnet.io, or a mirror of its
+# layout named by this variable (an HTTP server of one's own, e.g. in tests).
+TEST_DATA_URL_VARIABLE = 'MINIGLUON_TEST_DATA_URL'
+_TEST_DATA_URL = 'http://data.mxnet.io/'
+
+
+def _test_data_url(path):
+    root = os.environ.get(TEST_DATA_URL_VARIABLE) or _TEST_DATA_URL
+    return root.rstrip('/') + '/' + path
+
+
+def _extract_zip(archive, folder):
+    """Unpack ``archive`` into ``folder``, refusing entries that would land outside it."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            for name in zf.namelist():
+                if name.startswith('/') or '..' in name.replace('\\', '/').split('/'):
+                    raise MXNetError('%s: refusing to extract the unsafe entry %r'
+                                     % (archive, name))
+            zf.extractall(folder)
+    except zipfile.BadZipFile as exc:
+        raise MXNetError('cannot unpack %s: %s; delete it and download it again'
+                         % (archive, exc)) from None
+
+
+def _download_test_data(path, what, **kwargs):
+    url = _test_data_url(path)
+    try:
+        return download(url, **kwargs)
+    except MXNetError as exc:
+        raise MXNetError('cannot download %s: %s. Without network access, put the files in '
+                         'place by hand, or set %s to a server with the layout of '
+                         'http://data.mxnet.io/' % (what, exc, TEST_DATA_URL_VARIABLE)) from None
 
 
 def get_cifar10():
@@ -604,17 +637,75 @@ def get_cifar10():
     if all(os.path.exists(path) for path in wanted):
         return
     os.makedirs('data', exist_ok=True)
-    archive = download(CIFAR10_REC_URL, dirname='data')
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            for name in zf.namelist():
-                if name.startswith('/') or '..' in name.replace('\\', '/').split('/'):
-                    raise MXNetError('%s: refusing to extract the unsafe entry %r'
-                                     % (archive, name))
-            zf.extractall('data')
-    except zipfile.BadZipFile as exc:
-        raise MXNetError('cannot unpack %s: %s; delete it and download it again'
-                         % (archive, exc)) from None
+    _extract_zip(download(CIFAR10_REC_URL, dirname='data'), 'data')
+
+
+_MNIST_UBYTE = ['train-images-idx3-ubyte', 'train-labels-idx1-ubyte', 't10k-images-idx3-ubyte',
+                't10k-labels-idx1-ubyte']
+
+
+def get_mnist_ubyte():
+    """MNIST's four IDX files (``train-images-idx3-ubyte``...) in ``data/`` under the
+    current folder, downloaded as ``mnist.zip`` and unpacked unless they are there
+    (MXNet's ``test_utils.get_mnist_ubyte``).
+
+    The URL is ``http://data.mxnet.io/mxnet/data/mnist.zip``; the environment variable
+    ``MINIGLUON_TEST_DATA_URL`` replaces ``http://data.mxnet.io/``.
+    """
+    if all(os.path.exists(os.path.join('data', name)) for name in _MNIST_UBYTE):
+        return
+    os.makedirs('data', exist_ok=True)
+    archive = _download_test_data('mxnet/data/mnist.zip', 'MNIST', dirname='data')
+    _extract_zip(archive, 'data')
+    missing = [name for name in _MNIST_UBYTE if not os.path.exists(os.path.join('data', name))]
+    if missing:
+        raise MXNetError('%s lacks %s; delete it and download it again'
+                         % (archive, ', '.join(missing)))
+
+
+def get_mnist():
+    """MNIST as numpy arrays (MXNet's ``test_utils.get_mnist``): a dict with
+    ``train_data``, ``test_data`` (float32, (N, 1, 28, 28), pixels / 255) and
+    ``train_label``, ``test_label`` (int8).
+
+    The four ``.gz`` files are downloaded into the current folder unless they are there,
+    from ``http://data.mxnet.io/data/mnist/`` (``MINIGLUON_TEST_DATA_URL`` replaces
+    ``http://data.mxnet.io/``).
+    """
+    from .gluon.data.vision.datasets import read_idx
+
+    def read(prefix):
+        labels = read_idx(_download_test_data('data/mnist/%s-labels-idx1-ubyte.gz' % prefix,
+                                              'MNIST'), 1)
+        images = read_idx(_download_test_data('data/mnist/%s-images-idx3-ubyte.gz' % prefix,
+                                              'MNIST'), 3)
+        if len(images) != len(labels):
+            raise MXNetError('MNIST %s files disagree: %d images, %d labels; delete them and '
+                             'download them again' % (prefix, len(images), len(labels)))
+        images = images.reshape(len(images), 1, images.shape[1], images.shape[2])
+        return labels.view(np.int8), images.astype(np.float32) / 255
+
+    train_label, train_data = read('train')
+    test_label, test_data = read('t10k')
+    return {'train_data': train_data, 'train_label': train_label,
+            'test_data': test_data, 'test_label': test_label}
+
+
+def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
+    """``(train, val)`` ``mx.io.MNISTIter``s over ``get_mnist_ubyte()``'s files (MXNet's
+    ``test_utils.get_mnist_iterator``), both shuffled once with seed 0 (MNISTIter's
+    default); flat batches (batch, 784) unless ``input_shape`` has three dimensions (then
+    (batch, 1, 28, 28))."""
+    from .io import MNISTIter
+    get_mnist_ubyte()
+    flat = len(input_shape) != 3
+    train = MNISTIter(image='data/train-images-idx3-ubyte', label='data/train-labels-idx1-ubyte',
+                      batch_size=batch_size, shuffle=True, flat=flat, num_parts=num_parts,
+                      part_index=part_index)
+    val = MNISTIter(image='data/t10k-images-idx3-ubyte', label='data/t10k-labels-idx1-ubyte',
+                    batch_size=batch_size, flat=flat, num_parts=num_parts,
+                    part_index=part_index)
+    return train, val
 
 
 def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):

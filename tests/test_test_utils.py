@@ -278,3 +278,53 @@ def test_get_cifar10_refuses_an_archive_that_escapes_its_folder(tmp_path, http_s
     with pytest.raises(mx.MXNetError, match=r"unsafe entry '../evil.txt'"):
         test_utils.get_cifar10()
     assert not (tmp_path / 'evil.txt').exists()
+
+
+def _idx_files(count):
+    """MNIST's four IDX files (as bytes) with ``count`` 28x28 images each."""
+    import struct
+    images = (np.arange(count * 784) % 256).astype(np.uint8).tobytes()
+    labels = (np.arange(count) % 10).astype(np.uint8).tobytes()
+    files = {}
+    for prefix in ('train', 't10k'):
+        files['%s-images-idx3-ubyte' % prefix] = struct.pack('>IIII', 2051, count, 28, 28) \
+            + images
+        files['%s-labels-idx1-ubyte' % prefix] = struct.pack('>II', 2049, count) + labels
+    return files
+
+
+def test_get_mnist_ubyte_and_iterator_from_the_data_url(tmp_path, http_server, monkeypatch):
+    served = tmp_path / 'served'
+    (served / 'mxnet' / 'data').mkdir(parents=True)
+    _zip(served / 'mxnet' / 'data' / 'mnist.zip', _idx_files(6))
+    server = http_server(served)
+    monkeypatch.setenv(test_utils.TEST_DATA_URL_VARIABLE, server.url)
+    monkeypatch.chdir(tmp_path)
+    train, val = test_utils.get_mnist_iterator(batch_size=3, input_shape=(784,),
+                                               num_parts=2, part_index=1)
+    assert train.provide_data[0].shape == (3, 784) and len(list(val)) == 1
+    test_utils.get_mnist_ubyte()
+    assert server.requests == 1
+
+
+def test_get_mnist_reads_the_gz_files(tmp_path, http_server, monkeypatch):
+    import gzip
+    served = tmp_path / 'data' / 'mnist'
+    served.mkdir(parents=True)
+    for name, payload in _idx_files(3).items():
+        (served / (name + '.gz')).write_bytes(gzip.compress(payload))
+    monkeypatch.setenv(test_utils.TEST_DATA_URL_VARIABLE, http_server(tmp_path).url)
+    work = tmp_path / 'work'
+    work.mkdir()
+    monkeypatch.chdir(work)
+    mnist = test_utils.get_mnist()
+    assert mnist['train_data'].shape == (3, 1, 28, 28) and mnist['test_label'].dtype == np.int8
+    np.testing.assert_allclose(mnist['train_data'].reshape(-1)[:3], np.arange(3) / 255.0)
+
+
+def test_get_mnist_without_network_says_what_to_do(tmp_path, closed_port_url, monkeypatch):
+    monkeypatch.setattr(mx.gluon.utils, 'RETRY_DELAY_S', 0.0)
+    monkeypatch.setenv(test_utils.TEST_DATA_URL_VARIABLE, closed_port_url)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(mx.MXNetError, match='cannot download MNIST.*MINIGLUON_TEST_DATA_URL'):
+        test_utils.get_mnist_ubyte()
