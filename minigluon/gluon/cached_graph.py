@@ -13,7 +13,7 @@ import json
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..symbol import Symbol
-from ..symbol.executor import GraphProgram
+from ..symbol.executor import GraphProgram, cached_op_monitor_names
 from ..symbol.op_specs import spec_of
 
 __all__ = ['CachedGraph', 'flatten', 'regroup', 'formats_compatible', 'graph_attrs']
@@ -95,44 +95,6 @@ def graph_attrs(in_format, out_format, structure):
             STRUCTURE_ATTR: json.dumps(structure, sort_keys=True)}
 
 
-# How MXNet's op monitor names a node's arrays: ``<node>_<input name>`` where the op
-# registers its input names, else ``<node>_input<i>``; ``<node>_<output name>`` where
-# it registers output names, else ``<node>_<i>`` (seen in MXNet 1.9.1).
-_NAMED_INPUTS = frozenset([
-    'FullyConnected', 'Convolution', 'Deconvolution', 'BatchNorm', 'Pooling', 'Dropout',
-    'Concat', 'softmax', 'log_softmax', 'softmin', 'LeakyReLU', 'LayerNorm', 'GroupNorm',
-    'InstanceNorm', 'Embedding', 'pick', 'where', 'take', 'one_hot', 'tile', 'reverse',
-    'reshape_like', 'broadcast_like', 'add_n', 'ElementWiseSum', 'stack', 'dot',
-    'batch_dot', 'Pad', 'SwapAxis', 'SliceChannel', 'CTCLoss', 'RNN', 'LRN',
-    'SoftmaxOutput', 'UpSampling', 'L2Normalization', 'slice_like', 'gather_nd',
-    'scatter_nd', 'batch_take', 'moments'])
-_NAMED_OUTPUTS = frozenset([
-    'FullyConnected', 'Convolution', 'Deconvolution', 'BatchNorm', 'Pooling', 'Dropout',
-    'Concat', 'softmax', 'Activation', 'LeakyReLU', 'LayerNorm', 'GroupNorm',
-    'InstanceNorm', 'Pad', 'SwapAxis', 'SliceChannel', 'elemwise_add', 'UpSampling',
-    'L2Normalization', 'SoftmaxActivation', 'SoftmaxOutput', 'RNN', 'LRN', 'CTCLoss'])
-
-
-def _is_named(op, names):
-    return op in names or (op.startswith(('broadcast_', 'elemwise_')) and op != 'broadcast_to')
-
-
-def _monitor_names(node, spec):
-    """(input labels, output labels) of ``node`` for the op monitor."""
-    count = len(node.inputs)
-    if _is_named(node.op, _NAMED_INPUTS):
-        inputs = spec.input_names(node.attrs, count)
-    else:
-        inputs = ['input%d' % i for i in range(count)]
-    outputs = spec.num_outputs(node.attrs)
-    if node.op in _NAMED_OUTPUTS:
-        outputs = spec.output_names(node.attrs)
-    else:
-        outputs = [str(i) for i in range(outputs)]
-    prefix = node.name + '_'
-    return [prefix + n for n in inputs], [prefix + n for n in outputs]
-
-
 class CachedGraph:
     """A traced graph ready to run: its program (planned once) and where each of its
     variables comes from, an input (its index among the non-None inputs) or a
@@ -206,7 +168,7 @@ class CachedGraph:
     def _run_monitored(self, values, ctx, callback, monitor_all):
         program = self.program
         if self._labels is None:
-            self._labels = [_monitor_names(node, spec_of(node.op))
+            self._labels = [cached_op_monitor_names(node, spec_of(node.op))
                             for _, _, _, _, node in program.steps]
         slots = [None] * program.num_nodes
         for slot, value in zip(program.var_slots, values):

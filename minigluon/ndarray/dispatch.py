@@ -9,6 +9,7 @@ first NDArray input, so this module needs no NDArray import.
 """
 import numbers
 import threading
+import time
 
 import numpy as np
 
@@ -81,6 +82,18 @@ def set_op_monitor(hook):
     hook. Ops the hook itself runs are not reported."""
     prev, _monitor.hook = _monitor.hook, hook
     return prev
+
+
+# The profiler's recorder while it runs (see ``set_profiler``); None when off, so a
+# stopped profiler costs invoke one test.
+_profiler = None
+
+
+def set_profiler(recorder):
+    """Have ``recorder.op_done(op, ctx, start)`` called after every op of every thread
+    (``start``: ``time.perf_counter()`` before the op ran); None stops."""
+    global _profiler  # pylint: disable=global-statement
+    _profiler = recorder
 
 
 class PendingArray:
@@ -214,6 +227,9 @@ def invoke(op, inputs, params, ctx=None):
     if op.takes_needs_grad:
         kwargs = dict(params, needs_grad=needs_grad or (False,) * len(inputs))
     scope = ctx.device()
+    profiler = _profiler
+    if profiler is not None:
+        start = time.perf_counter()
     try:
         if scope is NO_DEVICE:  # a with-block costs a fifth of a small op's dispatch
             result = op.forward(ctx.xp, *raw, **kwargs)
@@ -226,6 +242,8 @@ def invoke(op, inputs, params, ctx=None):
         raise error_like(exc)(
             'op %r failed on inputs (%s) with %s: %s'
             % (op.name, _describe(inputs), params or '{}', exc)) from exc
+    if profiler is not None:
+        profiler.op_done(op, ctx, start)
     if op.differentiable:
         result, backward = result
     out_ctx = op.output_context(params) if op.output_context else ctx

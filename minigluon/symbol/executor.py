@@ -58,17 +58,21 @@ class GraphProgram:
         self.var_slots = [position[id(n)] for n in self.variables]
         self.heads = [(position[id(n)], k) for n, k in heads]
 
-    def run(self, values, ctx):
-        """The outputs for the variables' arrays ``values``."""
+    def run(self, values, ctx, observe=None):
+        """The outputs for the variables' arrays ``values``; ``observe(node, inputs,
+        outputs)``, when given, sees each node's arrays as it runs."""
         slots = [None] * self.num_nodes
         for slot, value in zip(self.var_slots, values):
             slots[slot] = [value]
         for index, runner, inputs, release, node in self.steps:
+            args = [slots[s][k] for s, k in inputs]
             try:
-                slots[index] = runner([slots[s][k] for s, k in inputs], ctx)
+                slots[index] = runner(args, ctx)
             except MXNetError as exc:
                 raise type(exc)('%s (in graph node %s, op %s)' % (exc, node.name, node.op)) \
                     from exc
+            if observe is not None:
+                observe(node, args, slots[index])
             for s in release:
                 slots[s] = None
         return [slots[s][k] for s, k in self.heads]
@@ -105,6 +109,97 @@ class GraphProgram:
                 if s not in kept:
                     live.pop(s, None)
         return peak
+
+
+# How MXNet's monitors name a node's arrays: ``<node>_<input name>`` where the op
+# registers its input names, else ``<node>_input<i>``. Outputs: the executor names them
+# as ``list_outputs`` does (``<node>_output``, ``<node>_output<i>``); the CachedOp of
+# Gluon's op hook uses the registered names, else ``<node>_<i>`` (seen in MXNet 1.9.1).
+_NAMED_INPUTS = frozenset([
+    'FullyConnected', 'Convolution', 'Deconvolution', 'BatchNorm', 'Pooling', 'Dropout',
+    'Concat', 'softmax', 'log_softmax', 'softmin', 'LeakyReLU', 'LayerNorm', 'GroupNorm',
+    'InstanceNorm', 'Embedding', 'pick', 'where', 'take', 'one_hot', 'tile', 'reverse',
+    'reshape_like', 'broadcast_like', 'add_n', 'ElementWiseSum', 'stack', 'dot',
+    'batch_dot', 'Pad', 'SwapAxis', 'SliceChannel', 'CTCLoss', 'RNN', 'LRN',
+    'SoftmaxOutput', 'UpSampling', 'L2Normalization', 'slice_like', 'gather_nd',
+    'scatter_nd', 'batch_take', 'moments', 'LinearRegressionOutput',
+    'LogisticRegressionOutput', 'MAERegressionOutput', 'SVMOutput', 'MakeLoss'])
+_NAMED_OUTPUTS = frozenset([
+    'FullyConnected', 'Convolution', 'Deconvolution', 'BatchNorm', 'Pooling', 'Dropout',
+    'Concat', 'softmax', 'Activation', 'LeakyReLU', 'LayerNorm', 'GroupNorm',
+    'InstanceNorm', 'Pad', 'SwapAxis', 'SliceChannel', 'elemwise_add', 'UpSampling',
+    'L2Normalization', 'SoftmaxActivation', 'SoftmaxOutput', 'RNN', 'LRN', 'CTCLoss'])
+
+
+def _is_named(op, names):
+    return op in names or (op.startswith(('broadcast_', 'elemwise_')) and op != 'broadcast_to')
+
+
+def monitor_input_names(node, spec):
+    """The labels of ``node``'s inputs in MXNet's monitors (``fc1_data``, ``act1_input0``)."""
+    count = len(node.inputs)
+    if _is_named(node.op, _NAMED_INPUTS):
+        names = spec.input_names(node.attrs, count)
+    else:
+        names = ['input%d' % i for i in range(count)]
+    return ['%s_%s' % (node.name, n) for n in names]
+
+
+def cached_op_monitor_names(node, spec):
+    """(input labels, output labels) of ``node`` for Gluon's op hook (MXNet's CachedOp)."""
+    if node.op in _NAMED_OUTPUTS:
+        outputs = spec.output_names(node.attrs)
+    else:
+        outputs = [str(i) for i in range(spec.num_outputs(node.attrs))]
+    return monitor_input_names(node, spec), ['%s_%s' % (node.name, n) for n in outputs]
+
+
+class _Watch:
+    """The arrays of one forward (and of the backward of its recorded graph) reported to
+    a monitor callback under the names MXNet's executor gives them."""
+
+    def __init__(self, ctx, callback, monitor_all):
+        self.ctx, self.callback, self.monitor_all = ctx, callback, monitor_all
+
+    def report(self, name, array):
+        # the statistic is not part of the model's graph: never recorded
+        with tape.Scope(recording=False, training=None):
+            self.callback(name, array)
+
+    def __call__(self, node, inputs, outputs):
+        spec = spec_of(node.op)
+        if self.monitor_all:
+            for (src, _), label, arr in zip(node.inputs, monitor_input_names(node, spec),
+                                            inputs):
+                if src.is_variable:
+                    self.report(src.name, arr)
+                self.report(label, arr)
+        labels = spec.output_names(node.attrs)
+        for i, arr in enumerate(outputs):
+            self.report('%s_%s' % (node.name, labels[i] if i < len(labels) else
+                                   'output%d' % i), arr)
+        recorded = outputs[0]._node if outputs else None  # pylint: disable=protected-access
+        made_here = all(getattr(a, '_node', None) is not recorded for a in inputs)
+        if recorded is not None and recorded.backward is not None and made_here:
+            recorded.backward = self.reporting_backward(recorded.backward, node, inputs)
+
+    def reporting_backward(self, backward, node, inputs):
+        """``backward`` that also reports the gradient of each of ``node``'s inputs
+        (zeros for those that get none) as ``<node>_backward_output<i>``."""
+        slots = spec_of(node.op)._input_slots(node.attrs)  # pylint: disable=protected-access
+        ctx = self.ctx
+
+        def run(out_grads):
+            in_grads = backward(out_grads)
+            grads = in_grads if isinstance(in_grads, (tuple, list)) else (in_grads,)
+            if slots is not None and len(grads) > len(inputs):
+                grads = [grads[s] for s in slots]  # leave out the kernel's absent inputs
+            for i, (grad, arr) in enumerate(zip(grads, inputs)):
+                grad = ctx.xp.zeros(arr.shape, arr.dtype) if grad is None else grad
+                suffix = '' if len(inputs) == 1 else str(i)
+                self.report('%s_backward_output%s' % (node.name, suffix), NDArray(grad, ctx))
+            return in_grads
+        return run
 
 
 def _as_list(values, names, what, allow_missing=False):
@@ -256,8 +351,9 @@ class Executor:
                     view._mark(grad, req)  # pylint: disable=protected-access
                 variables.append((view, arr, grad, req))
             values.append(view)
+        watch = None if self._monitor is None else _Watch(self._ctx, *self._monitor)
         with tape.Scope(recording=record, training=bool(is_train)):
-            outs = self._program.run(values, self._ctx)
+            outs = self._program.run(values, self._ctx, watch)
         self._heads = outs if record else []
         self._variables = variables
         for i, out in enumerate(outs):
@@ -266,9 +362,6 @@ class Executor:
                 self.outputs[i] = target = creation.zeros(out.shape, ctx=self._ctx,
                                                           dtype=out.dtype)
             target._data[...] = out._data  # pylint: disable=protected-access
-        if self._monitor is not None:
-            for name, arr in zip(self._symbol.list_outputs(), self.outputs):
-                self._monitor(name, arr)
         return self.outputs
 
     def backward(self, out_grads=None, is_train=True):
@@ -312,8 +405,12 @@ class Executor:
                 grad[:] = value
 
     def set_monitor_callback(self, callback, monitor_all=False):
-        """Call ``callback(name, array)`` with each output after every forward."""
-        self._monitor = callback
+        """Call ``callback(name, array)`` with every node's outputs as forward runs them
+        (``fc1_output``) and the gradients of every node's backward (``fc1_backward_output0``,
+        ...), as MXNet's executor does; ``monitor_all`` also reports each node's inputs
+        before its outputs (``fc1_data``, and a variable under its own name). None stops.
+        """
+        self._monitor = None if callback is None else (callback, bool(monitor_all))
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy arrays into ``arg_dict``/``aux_dict`` by name."""
