@@ -30,6 +30,14 @@ from . import metric
 from . import name
 from . import gluon
 from . import io
+from . import model
+from . import callback
+from . import monitor
+from . import monitor as mon
+from . import profiler
+from . import module
+from . import module as mod
+from . import contrib
 from . import image
 from . import image as img
 from . import runtime
