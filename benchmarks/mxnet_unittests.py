@@ -11,16 +11,17 @@ Gluon API covers are copied out of ``--branch`` with ``tests/python/common/model
 and ``tests/python/unittest/common.py``, a conftest makes ``import mxnet`` (and every
 ``mxnet.x.y``) import ``minigluon.x.y``, and pytest runs them. Each test is then counted
 in scope or out of scope by what its source uses: the parts minigluon leaves out by
-design or has not reached yet (sparse storage, the legacy NDArray/CSV/LibSVM/MNIST
-iterators, detection, contrib, rnn, profiler, engine, the C API, ``mx.np``/``mx.npx``,
-GPUs; symbols, executors and Module outside ``test_symbol``, ``test_infer_shape`` and
-``test_executor``) put a test out of scope.
+design or has not reached yet (sparse storage, the LibSVM iterator, detection, contrib,
+rnn, profiler, engine, the C API, ``mx.np``/``mx.npx``, GPUs; symbols, executors and
+Module outside ``test_symbol``, ``test_infer_shape``, ``test_executor`` and
+``test_module``) put a test out of scope.
 
 The files MXNet's tests download from data.mxnet.io (``test_images.tar.gz``,
-``cifar10.zip``) cannot be fetched here: pytest runs with ``http_proxy`` pointing at a
-local server that answers for them with stand-ins in the same layout (16 JPEG photos of
+``cifar10.zip``, ``mnist.zip``) cannot be fetched here: pytest runs with ``http_proxy``
+pointing at a local server that answers for them with stand-ins in the same layout (16 JPEG photos of
 noise; CIFAR-10's 50,000 + 10,000 records as 32x32 JPEGs in ``.rec`` files written by
-minigluon, 5,000 of each class in the training set), and 404 for anything else.
+minigluon, 5,000 of each class in the training set; MNIST's 60,000 + 10,000 digits in its
+IDX files, one pattern per class), and 404 for anything else.
 
 Needs pytest, pytest-timeout and the test files' own imports (nose or pynose, scipy,
 requests): ``pip install -r benchmarks/requirements.txt``.
@@ -33,6 +34,7 @@ import io
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tarfile
@@ -49,16 +51,16 @@ TEST_FILES = ['test_autograd', 'test_ndarray', 'test_gluon', 'test_gluon_trainer
               'test_gluon_model_zoo', 'test_loss', 'test_metric', 'test_init',
               'test_optimizer', 'test_kvstore', 'test_random', 'test_test_utils',
               'test_recordio', 'test_io', 'test_image',
-              'test_symbol', 'test_infer_shape', 'test_executor']
+              'test_symbol', 'test_infer_shape', 'test_executor', 'test_module']
 # The files of symbols and executors: there symbols, ``bind`` and the like are the subject,
 # in scope (the other files' tests that use them stay counted apart until those parts of
 # them are reached).
-SYMBOL_FILES = frozenset(['test_symbol', 'test_infer_shape', 'test_executor'])
+SYMBOL_FILES = frozenset(['test_symbol', 'test_infer_shape', 'test_executor', 'test_module'])
 
 # What a test's own source mentions when it exercises a part left out by design.
 OUT_OF_SCOPE = re.compile(
     r'stype|sparse|row_sparse|\bcsr\b|mxsps|mx\.np\b|_mx_np|\bnpx\b|use_np|'
-    r'NDArrayIter|CSVIter|LibSVMIter|MNISTIter|get_mnist|contrib|\brnn\b|profiler|'
+    r'LibSVMIter|contrib|\brnn\b|profiler|'
     r'mx\.engine|_LIB|ctypes|mx\.gpu\(|gpu_device|cudnn|export\(|SymbolBlock|\.var\(\)|'
     r'_api_internal|ImageDetIter|DetAugmenter|det_augmenters')
 # Symbols, executors and Module, out of scope outside SYMBOL_FILES.
@@ -87,6 +89,9 @@ class MXNetIsMinigluon(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 sys.meta_path.insert(0, MXNetIsMinigluon())
+
+# a helper test_module imports, not a test file of the selection
+collect_ignore = ['test_bucketing.py']
 
 
 import pytest
@@ -174,7 +179,21 @@ def make_stand_ins(folder):
         for name in sorted(os.listdir(os.path.join(cifar, 'cifar'))):
             zf.write(os.path.join(cifar, 'cifar', name), 'cifar/' + name)
     shutil.rmtree(cifar)
+    with zipfile.ZipFile(os.path.join(folder, 'mxnet', 'data', 'mnist.zip'), 'w',
+                         zipfile.ZIP_DEFLATED) as zf:
+        for name, count in (('train', 60000), ('t10k', 10000)):
+            zf.writestr('%s-images-idx3-ubyte' % name, _mnist_images(count))
+            zf.writestr('%s-labels-idx1-ubyte' % name, struct.pack('>II', 2049, count) +
+                        (np.arange(count) % 10).astype(np.uint8).tobytes())
     open(done, 'w').close()
+
+
+def _mnist_images(count):
+    """MNIST's image file for ``count`` 28x28 digits, each class one stroke pattern (a
+    repeating pattern, so the archive stays small)."""
+    patterns = (np.random.RandomState(1).rand(10, 28, 28) > 0.8).astype(np.uint8) * 255
+    images = patterns[np.arange(count) % 10]
+    return struct.pack('>IIII', 2051, count, 28, 28) + images.tobytes()
 
 
 class StandInProxy(http.server.SimpleHTTPRequestHandler):
@@ -229,6 +248,13 @@ def main():
                          ('tests/python/common/models.py', 'models.py')]:
         with open(os.path.join(work, target), 'w') as f:
             f.write(git_show(args.mxnet_repo, args.branch, path))
+    # test_module imports two helpers from ../train/test_bucketing.py (found beside it
+    # here), whose mixed-precision import (contrib.amp) is out of scope: made optional
+    bucketing = git_show(args.mxnet_repo, args.branch, 'tests/python/train/test_bucketing.py')
+    with open(os.path.join(work, 'test_bucketing.py'), 'w') as f:
+        f.write(bucketing.replace('from mxnet.contrib.amp import amp',
+                                  'try:\n    from mxnet.contrib.amp import amp\n'
+                                  'except ImportError:\n    amp = None'))
     with open(os.path.join(work, 'conftest.py'), 'w') as f:
         f.write(CONFTEST)
 

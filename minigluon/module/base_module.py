@@ -315,6 +315,11 @@ class BaseModule:
                                  'aux:NAME' % (fname, key))
         self.set_params(arg_params, aux_params)
 
+    # Gluon's names for the same files (MXNet's own image_classification.py calls
+    # ``mod.save_parameters``, which 1.x's Module lacks)
+    save_parameters = save_params
+    load_parameters = load_params
+
     def get_states(self, merge_multi_context=True):
         """The state arrays (see ``state_names``); none for a module without states."""
         if not (self.binded and self.params_initialized):

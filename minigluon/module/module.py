@@ -166,6 +166,13 @@ class Module(BaseModule):
     def _update_on_kvstore(self):
         return self._trainer._update_on_kvstore if self._trainer is not None else None
 
+    @property
+    def _updater(self):
+        """The updater that applies the optimizer here (None when the store does)."""
+        if self._trainer is None or self._update_on_kvstore:
+            return None
+        return self._trainer._updaters[0]
+
     def _check_bound(self, what):
         if not self.binded:
             raise MXNetError('%s: call bind() first' % what)

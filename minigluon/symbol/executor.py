@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, MXNetValueError
 from ..ndarray import creation, tape
 from ..ndarray.dispatch import compute_gradients
 from ..ndarray.ndarray import NDArray
@@ -420,8 +420,8 @@ class Executor:
                     target[name][:] = value.as_in_context(self._ctx) \
                         if isinstance(value, NDArray) else value
                 elif not allow_extra_params:
-                    raise MXNetError('copy_params_from: %r is not a parameter of the symbol; '
-                                     'pass allow_extra_params=True to skip such names' % name)
+                    raise MXNetValueError('copy_params_from: %r is not a parameter of the symbol; '
+                                          'pass allow_extra_params=True to skip such names' % name)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for the argument shapes ``kwargs`` (name -> shape), as MXNet's:
