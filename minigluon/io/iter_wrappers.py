@@ -7,7 +7,23 @@ from .data_iter import DataBatch, DataDesc, DataIter
 __all__ = ['ResizeIter', 'PrefetchingIter']
 
 
-class ResizeIter(DataIter):
+class _CurrentBatchIter(DataIter):
+    """A wrapper whose ``get*`` methods read the batch it holds in ``current_batch``."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(_CurrentBatchIter):
     """``size`` batches per epoch from ``data_iter``, which is restarted whenever it runs
     out (MXNet's ``mx.io.ResizeIter``).
 
@@ -49,18 +65,6 @@ class ResizeIter(DataIter):
             self.current_batch = self.data_iter.next()
         self.cur += 1
         return True
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
 
 class _Fetcher:
@@ -113,7 +117,7 @@ class _Fetcher:
             self.thread.join()
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_CurrentBatchIter):
     """Reads one or more iterators ahead in background threads (one each) and merges
     their batches: a batch's data are the iterators' data in order, its labels their
     labels (MXNet's ``mx.io.PrefetchingIter``).
@@ -222,15 +226,3 @@ class PrefetchingIter(DataIter):
         if self.iter_next():
             return self.current_batch
         raise StopIteration
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
