@@ -386,6 +386,14 @@ class Module(BaseModule):
                                 compression_params=self._compression_params, overlap=False)
         # as MXNet's Module: the store holds worker 0's weights before the first batch
         self._trainer.init_kvstore(batch_size=1)
+        store = self._kvstore
+        if store is not None and store.restarts_allowed:
+            # fit() would start a replacement worker at the first batch again, out of
+            # step with the others: refuse rather than hang
+            raise MXNetError('Module: this job replaces dead workers (the launcher\'s '
+                             '--max-restarts), which Module.fit cannot resume in step with the '
+                             'others; launch without --max-restarts, or train with a Gluon '
+                             'Trainer and Trainer.recover()')
         self._optimizer = self._trainer.optimizer
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:

@@ -126,3 +126,15 @@ def test_train_mnist_mlp_and_lenet_with_checkpoints(tmp_path):
     assert 'Epoch[0]' not in out and 'Epoch[2] Train-accuracy' in out
     out = _run(mnist + ['--network', 'lenet', '--num-epochs', '1', '--top-k', '3'], tmp_path)
     assert 'Epoch[0] Validation-top_k_accuracy_3=' in out
+
+
+def test_module_refuses_a_job_that_replaces_workers(tmp_path):
+    """Module.fit cannot resume a replacement worker in step: every worker stops at once,
+    saying so, instead of hanging."""
+    proc = subprocess.run(LAUNCH + ['-n', '2', '-s', '1', '--launcher', 'local',
+                                    '--max-restarts', '1'] + LINEAR +
+                          ['--kv-store', 'dist_sync', '--num-epochs', '1'],
+                          cwd=str(tmp_path), env=_env(), capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode != 0
+    assert 'Module.fit cannot resume' in proc.stdout + proc.stderr
