@@ -18,7 +18,7 @@ from ..io import DataDesc
 from .. import ndarray as nd
 from ..symbol.attrs import DTYPE_NAMES
 
-__all__ = ['DataParallelExecutorGroup', 'split_input_slice']
+__all__ = ['DataParallelExecutorGroup', 'make_params', 'split_input_slice']
 
 
 def split_input_slice(batch_size, work_load_list):
@@ -73,6 +73,25 @@ def merge_devices(outputs, axes):
         else:
             merged.append(pieces[0])
     return merged
+
+
+def make_params(symbol, param_names, input_descs):
+    """Parameters (not yet initialized) for the learned arguments ``param_names`` and the
+    auxiliary states of ``symbol``, of the shapes and dtypes the inputs ``input_descs``
+    (DataDescs) imply."""
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**{d.name: d.shape for d in input_descs})
+    if arg_shapes is None:
+        raise MXNetError('bind: the shapes %s do not determine every parameter'
+                         % [(d.name, d.shape) for d in input_descs])
+    arg_types, _, aux_types = symbol.infer_type(**{d.name: d.dtype for d in input_descs})
+    params = OrderedDict()
+    for name, shape, dtype in zip(symbol.list_arguments(), arg_shapes, arg_types):
+        if name in param_names:
+            params[name] = Parameter(name, shape=shape, dtype=dtype or np.float32)
+    for name, shape, dtype in zip(symbol.list_auxiliary_states(), aux_shapes, aux_types):
+        params[name] = Parameter(name, shape=shape, dtype=dtype or np.float32,
+                                 grad_req='null', differentiable=False)
+    return params
 
 
 def _grad_reqs(grad_req, arg_names, param_names, data_names, fixed, inputs_need_grad):
@@ -150,8 +169,13 @@ class DataParallelExecutorGroup:
                                    self.fixed_param_names, inputs_need_grad)
         if params is None:
             params = shared_group.params if shared_group is not None else None
-        self.params = params if params is not None else self._make_params(data_shapes,
-                                                                           label_shapes)
+        if params is None:  # a group of its own: zero Parameters on its contexts
+            params = make_params(symbol, self.param_names, data_shapes + (label_shapes or []))
+            for name, param in params.items():
+                if name in self.param_names:
+                    param.grad_req = self.grad_req[name]
+                param.initialize(init=Zero(), ctx=self.contexts)
+        self.params = params
         self.shared_data_arrays = (shared_group.shared_data_arrays if shared_group is not None
                                    else [{} for _ in self.contexts])
         self.output_names = symbol.list_outputs()
@@ -166,28 +190,6 @@ class DataParallelExecutorGroup:
         self.bind_exec(data_shapes, label_shapes, shared_group)
 
     # ---- the learned arrays ------------------------------------------------------------
-    def _make_params(self, data_shapes, label_shapes):
-        """Zero Parameters of the shapes the inputs imply, on every context."""
-        shapes = {d.name: d.shape for d in data_shapes + (label_shapes or [])}
-        types = {d.name: d.dtype for d in data_shapes + (label_shapes or [])}
-        arg_shapes, _, aux_shapes = self.symbol.infer_shape(**shapes)
-        arg_types, _, aux_types = self.symbol.infer_type(**types)
-        if arg_shapes is None:
-            raise MXNetError('the input shapes %s do not determine the parameters\' shapes'
-                             % shapes)
-        params = OrderedDict()
-        for names, all_shapes, all_types, is_aux in (
-                (self.arg_names, arg_shapes, arg_types, False),
-                (self.aux_names, aux_shapes, aux_types, True)):
-            for name, shape, dtype in zip(names, all_shapes, all_types):
-                if is_aux or name in self.param_names:
-                    req = 'null' if is_aux else self.grad_req[name]
-                    param = Parameter(name, grad_req=req, shape=shape,
-                                      dtype=dtype or np.float32)
-                    param.initialize(init=Zero(), ctx=self.contexts)
-                    params[name] = param
-        return params
-
     # ---- binding -----------------------------------------------------------------------
     def decide_slices(self, data_shapes):
         """Each input's batch axis; the first one found fixes ``batch_size`` and

@@ -8,21 +8,18 @@ and the replacement of a dead worker are the Trainer's, not a second set of rule
 """
 import logging
 import warnings
-from collections import OrderedDict
 
-import numpy as np
 
 from .. import optimizer as opt
 from ..base import MXNetError
 from ..context import Context, cpu
-from ..gluon.parameter import Parameter
 from ..gluon.trainer import Trainer
 from ..initializer import InitDesc, Uniform, Zero
 from ..io import DataDesc
 from ..model import load_checkpoint
 from .. import ndarray as nd
 from .base_module import BaseModule, check_input_names, parse_data_desc
-from .executor_group import DataParallelExecutorGroup
+from .executor_group import DataParallelExecutorGroup, make_params
 
 __all__ = ['Module']
 
@@ -240,23 +237,11 @@ class Module(BaseModule):
         self._params_dirty = False
 
     def _make_params(self, data_shapes, label_shapes):
-        """The Parameters for the input shapes, on every context, with the learning-rate
-        and weight-decay multipliers the symbol's attributes give."""
-        descs = data_shapes + (label_shapes or [])
-        arg_shapes, _, aux_shapes = self._symbol.infer_shape(**{d.name: d.shape for d in descs})
-        if arg_shapes is None:
-            raise MXNetError('bind: the shapes %s do not determine every parameter'
-                             % [(d.name, d.shape) for d in descs])
-        arg_types, _, aux_types = self._symbol.infer_type(**{d.name: d.dtype for d in descs})
+        """The Parameters for the input shapes, with the learning-rate and weight-decay
+        multipliers the symbol's attributes give."""
+        params = make_params(self._symbol, self._param_names,
+                             data_shapes + (label_shapes or []))
         attrs = self._symbol.attr_dict()
-        params = OrderedDict()
-        args = zip(self._symbol.list_arguments(), arg_shapes, arg_types)
-        for name, shape, dtype in args:
-            if name in self._param_names:
-                params[name] = Parameter(name, shape=shape, dtype=dtype or np.float32)
-        for name, shape, dtype in zip(self._aux_names, aux_shapes, aux_types):
-            params[name] = Parameter(name, shape=shape, dtype=dtype or np.float32,
-                                     grad_req='null', differentiable=False)
         for name, param in params.items():
             mine = attrs.get(name, {})
             lr_mult, wd_mult = _attr_float(mine, '__lr_mult__'), _attr_float(mine, '__wd_mult__')
