@@ -5,4 +5,5 @@ from .symbol_block import SymbolBlock
 from .trainer import Trainer
 from . import nn, loss, model_zoo
 from . import data, utils
+from . import rnn
 from . import contrib
