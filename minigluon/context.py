@@ -4,6 +4,7 @@ Code that computes asks a Context for its array module (``ctx.xp``); CuPy itself
 imported only by ``backend.py``.
 """
 import threading
+import warnings
 
 from . import backend
 from .base import MXNetError
@@ -11,7 +12,23 @@ from .base import MXNetError
 num_gpus = backend.num_gpus
 
 
-class Context:
+class _ContextType(type):
+    """Gives the class MXNet's deprecated ``Context.default_ctx`` property."""
+
+    @property
+    def default_ctx(cls):
+        warnings.warn('Context.default_ctx is deprecated: use mx.current_context() or '
+                      '`with ctx:` instead', DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx):
+        warnings.warn('Context.default_ctx is deprecated: use `with ctx:` instead',
+                      DeprecationWarning, stacklevel=2)
+        _thread_default.base = ctx
+
+
+class Context(metaclass=_ContextType):
     """A device: ``Context('cpu', 0)`` or ``Context('gpu', 1)``.
 
     Contexts compare by (device_type, device_id), so ``cpu(0)`` and ``cpu(1)`` are
@@ -48,6 +65,14 @@ class Context:
 
     def __getnewargs__(self):
         return (self.device_type, self.device_id)
+
+    # one object per device: copies are the device itself (a deep copy of a Parameter
+    # keeps its contexts)
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     @property
     def device_typeid(self):
@@ -134,6 +159,7 @@ class Context:
 class _ThreadDefault(threading.local):
     def __init__(self):
         self.stack = []
+        self.base = None  # set through Context.default_ctx; cpu(0) when None
 
 
 _thread_default = _ThreadDefault()
@@ -198,7 +224,9 @@ def gpu(device_id=0):
 def current_context():
     """The innermost ``with ctx:`` context of this thread, else ``cpu(0)``."""
     stack = _thread_default.stack
-    return stack[-1] if stack else cpu(0)
+    if stack:
+        return stack[-1]
+    return _thread_default.base or cpu(0)
 
 
 def gpu_memory_info(device_id=0):

@@ -156,3 +156,21 @@ def test_host_memory_kinds_hold_numpy_arrays():
         assert arr.as_in_context(mx.cpu()).asnumpy().tolist() == [1.0, 2.0]
     with pytest.raises(mx.MXNetError, match='unknown device type'):
         mx.Context('tpu', 0)
+
+
+def test_deprecated_default_ctx_reads_and_sets_this_threads_default():
+    # MXNet 1.x scripts (and its test_gluon_rnn) save, set and restore Context.default_ctx
+    with pytest.warns(DeprecationWarning):
+        assert mx.Context.default_ctx == mx.cpu(0)
+    with pytest.warns(DeprecationWarning):
+        mx.Context.default_ctx = mx.cpu(2)
+    try:
+        assert mx.current_context() == mx.cpu(2)
+        assert nd.zeros((1,)).context == mx.cpu(2)
+        with mx.cpu(3):
+            assert mx.current_context() == mx.cpu(3)
+        assert mx.current_context() == mx.cpu(2)
+    finally:
+        with pytest.warns(DeprecationWarning):
+            mx.Context.default_ctx = None
+    assert mx.current_context() == mx.cpu(0)
