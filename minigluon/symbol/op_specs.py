@@ -108,6 +108,11 @@ class OpSpec:
         return self.mx_name in _PER_SAMPLE
 
     @property
+    def differentiable(self):
+        """True when gradients flow through the op to its inputs."""
+        return self.op.differentiable if self.op is not None else self.mx_name == 'add_n'
+
+    @property
     def doc(self):
         """The kernel's documentation (None for ops made of a ``run`` function)."""
         return self.op.doc if self.op is not None else None
@@ -130,6 +135,14 @@ class OpSpec:
             names = ['data', 'label'] + [
                 n for n in ('data_lengths', 'label_lengths')
                 if from_string(attrs.get('use_' + n, 'False'))]
+        elif self.mx_name in ('SequenceMask', 'SequenceLast', 'SequenceReverse') and \
+                not from_string(attrs.get('use_sequence_length', 'False')):
+            names.remove('sequence_length')
+        elif self.mx_name == 'RNN':
+            names = ['data', 'parameters', 'state'] + \
+                (['state_cell'] if attrs.get('mode') == 'lstm' else []) + \
+                (['sequence_length'] if from_string(attrs.get('use_sequence_length', 'False'))
+                 else [])
         return names
 
     def num_outputs(self, attrs):
@@ -142,6 +155,8 @@ class OpSpec:
             return 3
         if name == 'topk' and attrs.get('ret_typ', 'indices') == 'both':
             return 2
+        if name == 'RNN' and from_string(attrs.get('state_outputs', 'False')):
+            return 3 if attrs.get('mode') == 'lstm' else 2
         if name == 'split_v2':
             spec = from_string(attrs.get('indices_or_sections', 1))
             return len(spec) + 1 if isinstance(spec, tuple) else int(spec)
@@ -160,6 +175,8 @@ class OpSpec:
             return ['output', 'mean', 'var']
         if self.mx_name in ('LayerNorm', 'GroupNorm'):
             return ['output', 'mean', 'std']
+        if self.mx_name == 'RNN':
+            return ['output', 'state_output', 'statecell_output'][:n]
         return ['output%d' % i for i in range(n)]
 
     # ---- running ----
@@ -180,8 +197,9 @@ class OpSpec:
             params[key] = from_string(text)
         return params
 
-    def runner(self, attrs):
-        """``run(inputs, ctx)`` -> list of output NDArrays for a node with ``attrs``."""
+    def runner(self, attrs, subgraphs=()):
+        """``run(inputs, ctx)`` -> list of output NDArrays for a node with ``attrs``
+        (and ``subgraphs``, which only control-flow ops have)."""
         params = self.params(attrs)
         if self._run is not None:
             run = self._run
@@ -333,6 +351,7 @@ _table_specs()
 # the op table's ops that graphs name as MXNet does but ``mx.sym`` keeps in ``_internal``
 _add(OpSpec('_identity_with_attr_like_rhs', get_op('_identity_with_attr_like_rhs')),
      public=False)
+_add(OpSpec('_rnn_param_concat', get_op('_rnn_param_concat')), public=False)
 
 # Activation functions MXNet has only as ``Activation(act_type=...)``.
 _add(OpSpec('Activation', get_op('Activation'), hint='softrelu',

@@ -11,6 +11,7 @@ import numpy as np
 import minigluon as mx
 from minigluon import nd
 from minigluon.ndarray.ops import conv_winograd
+from minigluon.ndarray.ops.rnn import param_layout
 
 rng = np.random.RandomState(0)
 
@@ -494,4 +495,58 @@ CASES.update({
                                x.sum() / int((_MAKE_LOSS_VALID > 0).sum())),
           _MAKE_LOSS_VALID, unit_head=True)],
     'make_loss': [C(lambda x: loss_layer(nd.make_loss(x), x.sum()), r(2, 3), unit_head=True)],
+})
+
+# variable-length sequences: time on axis 0 or 1, lengths given or not
+CASES.update({
+    'SequenceMask': [
+        C(lambda x: nd.SequenceMask(x, _const([2, 4, 1], x), use_sequence_length=True,
+                                    value=-1.5), r(4, 3, 2)),
+        C(lambda x: nd.SequenceMask(x, _const([3, 1], x), use_sequence_length=True, axis=1),
+          r(2, 3)),
+        C(lambda x: nd.SequenceMask(x), r(2, 3))],
+    'SequenceLast': [
+        C(lambda x: nd.SequenceLast(x, _const([2, 4, 1], x), use_sequence_length=True),
+          r(4, 3, 2)),
+        C(lambda x: nd.SequenceLast(x, _const([3, 1], x), use_sequence_length=True, axis=1),
+          r(2, 3, 2, 2)),
+        C(lambda x: nd.SequenceLast(x, axis=1), r(2, 3))],
+    'SequenceReverse': [
+        C(lambda x: weighted(nd.SequenceReverse(x, _const([2, 4, 1], x),
+                                                use_sequence_length=True), 4, 3, 2),
+          r(4, 3, 2)),
+        C(lambda x: weighted(nd.SequenceReverse(x), 3, 2), r(3, 2))],
+})
+
+
+def _rnn(mode, layers=1, bidirectional=False, projection_size=None, lengths=None,
+         state_outputs=True, train=False, **kwargs):
+    """An ``RNN`` case on (T, N, C) = (3, 2, 3), state size 2: data, flat parameters,
+    states (and the lengths as a constant)."""
+    dirs, hidden, out = 1 + bidirectional, 2, projection_size or 2
+    size = param_layout(mode, layers, 3, hidden, bidirectional, projection_size)[1]
+    states = [r(layers * dirs, 2, out)] + ([r(layers * dirs, 2, hidden)] if mode == 'lstm'
+                                           else [])
+
+    def fn(x, params, *states):
+        extra = [_const(lengths, x)] if lengths is not None else []
+        with mx.autograd.train_mode() if train else mx.autograd.predict_mode():
+            return _seeded(lambda: nd.RNN(
+                x, params, *(list(states) + extra), mode=mode, state_size=hidden,
+                num_layers=layers, bidirectional=bidirectional, state_outputs=state_outputs,
+                projection_size=projection_size, use_sequence_length=lengths is not None,
+                **kwargs))
+    return C(fn, r(3, 2, 3), r(size), *states)
+
+
+# the fused recurrent op: every mode, stacked, both directions, and its options
+CASES.update({
+    'RNN': [_rnn('lstm', layers=2, bidirectional=True), _rnn('gru', bidirectional=True),
+            _rnn('rnn_tanh', layers=2, state_outputs=False), _rnn('rnn_relu'),
+            _rnn('lstm', projection_size=1, lengths=[3, 1]),
+            _rnn('gru', layers=2, bidirectional=True, lengths=[2, 0]),
+            _rnn('lstm', lstm_state_clip_min=-0.3, lstm_state_clip_max=0.3),
+            _rnn('rnn_tanh', layers=2, p=0.5, train=True)],
+    '_rnn_param_concat': [C(lambda a, b: weighted(nd._internal._rnn_param_concat(a, b, dim=0),
+                                                  5), r(2), r(3))],
 })

@@ -64,6 +64,7 @@ EXTRA = {
     'argsort': ([_r(2, 3)], {'axis': -1, 'is_ascend': False}),
     'batch_take': ([_r(3, 4), np.array([0, 3, 1.0])], {}),
     'one_hot': ([np.array([0, 2, 1.0])], {'depth': 3, 'on_value': 2.0}),
+    'logical_not': ([_ties(2, 3)], {}),
     'ones_like': ([_r(2, 3)], {}),
     'zeros_like': ([_r(2, 3)], {}),
     'shape_array': ([_r(2, 3)], {}),

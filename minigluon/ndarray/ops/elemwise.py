@@ -281,6 +281,12 @@ def zeros_like(xp, data):
     return xp.zeros_like(data)
 
 
+@register('logical_not', differentiable=False)
+def logical_not(xp, data):
+    """Elementwise ``not data``: 1 where ``data`` is 0, else 0, in ``data``'s dtype."""
+    return xp.logical_not(data).astype(data.dtype)
+
+
 @register('ones_like', differentiable=False)
 def ones_like(xp, data):
     """Ones with the shape and dtype of ``data``."""

@@ -25,7 +25,7 @@ def infer_reshape(src, target, reverse=False):
     if reverse:
         return tuple(reversed(infer_reshape(tuple(reversed(src)), tuple(reversed(target)))))
     out, i, infer_at, j = [], 0, None, 0
-    target = list(target)
+    target = list(target) if hasattr(target, '__len__') else [target]  # MXNet's shape='-1'
     while j < len(target):
         t = target[j]
         if t == 0:
@@ -90,6 +90,19 @@ def reshape(xp, data, shape, reverse=False):
     new = infer_reshape(data.shape, shape, reverse)
     src = data.shape
     return data.reshape(new), lambda dy: (dy.reshape(src),)
+
+
+@shape_rule('reshape')
+def _reshape_shapes(data, shape=(), reverse=False, out_shapes=None, **_):
+    """Data's one unknown dimension from the output's size, when the output is known (a
+    graph's ``Reshape(-1)`` of a weight whose input size is inferred later)."""
+    out = out_shapes[0] if out_shapes else None
+    if not data or not out or not all(out) or sum(d == 0 for d in data) != 1:
+        return (data,)
+    known, total = math.prod(d for d in data if d), math.prod(out)
+    if total % known:
+        return (data,)
+    return (tuple(d or total // known for d in data),)
 
 
 # flatten, expand_dims and squeeze return new arrays, as MXNet's ops do (a later write into
