@@ -1,6 +1,7 @@
 """``mx.attribute``: ``AttrScope``, attributes given to every symbol made inside a ``with``
 block (``with mx.AttrScope(ctx_group='dev1'):``), as in MXNet 1.x."""
 import threading
+from collections import defaultdict
 
 from .base import MXNetValueError
 
@@ -17,6 +18,8 @@ class AttrScope:
         The attributes.
     """
     _current = threading.local()
+    # how many subgraphs of each name control flow has made (``foreach0``, ``foreach1``)
+    _subgraph_names = defaultdict(int)
 
     def __init__(self, **kwargs):
         for key, value in kwargs.items():

@@ -61,6 +61,11 @@ def py_str(value):
     return value.decode('utf-8') if isinstance(value, bytes) else str(value)
 
 
+def _as_list(obj):
+    """``obj`` itself when it is a list or tuple, else ``[obj]`` (MXNet's helper)."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
 def shape_str(shape):
     """``(2, 3)`` -> ``'2x3'``, the way MXNet prints shapes in reprs."""
     return 'x'.join(str(d) for d in shape)

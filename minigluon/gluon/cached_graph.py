@@ -123,16 +123,21 @@ class CachedGraph:
         self.program = GraphProgram(outputs._outputs)  # pylint: disable=protected-access
         data_index = {id(s._outputs[0][0]): i  # pylint: disable=protected-access
                       for i, s in enumerate(inputs)}
-        by_var = {}
+        by_var, by_name = {}, {}
         for param in params:
             if param._var is not None:  # pylint: disable=protected-access
                 by_var.setdefault(id(param.var()._outputs[0][0]), param)
+            by_name.setdefault(param.name, param)
         self.feeds = []  # (True, input index) or (False, Parameter), per program variable
         for node in self.program.variables:
             if id(node) in data_index:
                 self.feeds.append((True, data_index[id(node)]))
             elif id(node) in by_var:
                 self.feeds.append((False, by_var[id(node)]))
+            elif node.name in by_name:
+                # a copy of a parameter's variable (a control-flow node's copy of one made
+                # inside its loop body): matched by name, as MXNet matches every input
+                self.feeds.append((False, by_name[node.name]))
             else:
                 raise MXNetError('Unknown input to HybridBlock: %s (a variable of the graph '
                                  'that is neither an input nor a Parameter of the block; '
@@ -174,7 +179,7 @@ class CachedGraph:
         for slot, value in zip(program.var_slots, values):
             slots[slot] = [value]
         for (index, runner, inputs, release, node), (in_labels, out_labels) in zip(
-                program.steps, self._labels):
+                program.steps_for(values), self._labels):
             args = [slots[s][k] for s, k in inputs]
             if monitor_all:
                 for label, arr in zip(in_labels, args):

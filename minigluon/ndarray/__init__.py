@@ -1,5 +1,5 @@
 """``mx.nd``: NDArray, creation functions and one function per op in the table."""
-from . import image, random
+from . import contrib, image, random
 from . import utils
 from . import _internal
 from .. import backend as _backend

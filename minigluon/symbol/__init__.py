@@ -4,6 +4,7 @@ from .op_specs import functions as _functions
 from .symbol import Group, Symbol, Variable, fromjson, load, load_json, var
 from . import symbol as _symbol
 from . import _internal
+from . import contrib
 
 for _fname in _functions():
     globals()[_fname] = _symbol._FUNCTIONS[_fname]  # pylint: disable=protected-access
@@ -27,7 +28,8 @@ def full(shape, val, dtype=None, **kwargs):
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None):
     """A graph node making evenly spaced values."""
     return _symbol.create_source('_arange', dict(start=start, stop=stop, step=step,
-                                                 repeat=repeat, dtype=dtype, name=name))
+                                                 repeat=repeat, infer_range=infer_range,
+                                                 dtype=dtype, name=name))
 
 
 def eye(N, M=0, k=0, dtype=None, **kwargs):  # pylint: disable=invalid-name

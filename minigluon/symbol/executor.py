@@ -15,6 +15,7 @@ from ..base import MXNetError, MXNetValueError
 from ..ndarray import creation, tape
 from ..ndarray.dispatch import compute_gradients
 from ..ndarray.ndarray import NDArray
+from ..util import is_np_shape
 from . import shape_inference
 from .graph import eliminate_common_expr, topological_order
 from .op_specs import spec_of
@@ -47,7 +48,7 @@ class GraphProgram:
                 continue
             spec = spec_of(node.op)
             try:
-                runner = spec.runner(node.attrs)
+                runner = spec.runner(node.attrs, node.subgraphs)
             except MXNetError as exc:
                 raise MXNetError('node %s: %s' % (node.name, exc)) from None
             release = [position[id(src)] for src, _ in node.inputs
@@ -57,6 +58,38 @@ class GraphProgram:
         self.num_nodes = len(order)
         self.var_slots = [position[id(n)] for n in self.variables]
         self.heads = [(position[id(n)], k) for n, k in heads]
+        # nodes making arrays of partly unknown shapes (a cell's begin state, zeros of
+        # shape (0, hidden)): each run's input shapes decide them (see steps_for)
+        np_semantics = is_np_shape()
+        self._open = [(i, node) for i, node in enumerate(order)
+                      if shape_inference.open_source_shape(node, np_semantics) is not None]
+        self._resolved = {}
+
+    def steps_for(self, values):
+        """The steps to run on the variables' arrays ``values``: ``steps``, with the
+        nodes of partly unknown shapes given the shapes these inputs imply."""
+        if not self._open:
+            return self.steps
+        key = tuple(v.shape for v in values)
+        steps = self._resolved.get(key)
+        if steps is not None:
+            return steps
+        shapes = shape_inference.entry_shapes(
+            self.order, {n.name: v.shape for n, v in zip(self.variables, values)})
+        runners = {}
+        for index, node in self._open:
+            shape = shapes.get((id(node), 0))
+            if shape is None or any(d < 0 for d in shape):
+                raise MXNetError('node %s (op %s): the unknown dimensions of its shape %s '
+                                 'cannot be inferred from the graph\'s inputs; give the full '
+                                 'shape' % (node.name, node.op, node.attrs.get('shape')))
+            runners[index] = spec_of(node.op).runner(dict(node.attrs, shape=str(shape)))
+        steps = [(index, runners.get(index, runner), inputs, release, node)
+                 for index, runner, inputs, release, node in self.steps]
+        if len(self._resolved) >= 64:  # many input shapes (buckets): keep the recent ones
+            self._resolved.clear()
+        self._resolved[key] = steps
+        return steps
 
     def run(self, values, ctx, observe=None):
         """The outputs for the variables' arrays ``values``; ``observe(node, inputs,
@@ -64,7 +97,7 @@ class GraphProgram:
         slots = [None] * self.num_nodes
         for slot, value in zip(self.var_slots, values):
             slots[slot] = [value]
-        for index, runner, inputs, release, node in self.steps:
+        for index, runner, inputs, release, node in self.steps_for(values):
             args = [slots[s][k] for s, k in inputs]
             try:
                 slots[index] = runner(args, ctx)
@@ -81,11 +114,8 @@ class GraphProgram:
         """The positions of the nodes a gradient flows through from the variables
         ``wanted`` (a set of their positions) to the heads: nodes downstream of them and
         upstream of a head over differentiable ops only (``BlockGrad`` cuts the path)."""
-        differentiable = {}
-        for index, _, _, _, node in self.steps:
-            spec = spec_of(node.op)
-            differentiable[index] = spec.op.differentiable if spec.op is not None \
-                else spec.mx_name == 'add_n'
+        differentiable = {index: spec_of(node.op).differentiable
+                          for index, _, _, _, node in self.steps}
         reached = set(wanted)
         for index, _, inputs, _, _ in self.steps:
             if differentiable[index] and any(s in reached for s, _ in inputs):
@@ -203,12 +233,14 @@ class _Watch:
 
 
 def _as_list(values, names, what, allow_missing=False):
-    """``values`` (a list in ``names`` order or a dict by name) as a list."""
+    """``values`` (a list in ``names`` order or a dict by name) as a list. A dict of
+    gradients (``allow_missing``) may name arrays the symbol does not have, left out as
+    MXNet leaves them (its tests pass gradients for variables a graph does not use)."""
     if values is None:
         return [None] * len(names)
     if isinstance(values, dict):
         unknown = sorted(set(values) - set(names))
-        if unknown:
+        if unknown and not allow_missing:
             raise MXNetError('%s: %s are not among the symbol\'s names %s'
                              % (what, unknown, names))
         out = [values.get(n) for n in names]
@@ -374,7 +406,8 @@ class Executor:
             return
         if isinstance(out_grads, NDArray):
             out_grads = [out_grads]
-        if out_grads is not None and len(out_grads) != len(self.outputs):
+        # more are ignored, as MXNet ignores them
+        if out_grads is not None and len(out_grads) < len(self.outputs):
             raise MXNetError('backward: got %d out_grads for %d outputs'
                              % (len(out_grads), len(self.outputs)))
         if self._heads is None:

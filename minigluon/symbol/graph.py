@@ -16,14 +16,17 @@ MXNET_VERSION = 10901  # the version written into files: MXNet 1.9.1 reads them 
 
 
 class Node:
-    """One node of a graph: a variable or an operator application."""
-    __slots__ = ('op', 'name', 'attrs', 'inputs', '__weakref__')
+    """One node of a graph: a variable or an operator application. A control-flow
+    operator (``_foreach``, ``_while_loop``, ``_cond``) also holds the graphs it runs,
+    ``subgraphs``: each a list of ``(node, output index)`` heads, as MXNet stores them."""
+    __slots__ = ('op', 'name', 'attrs', 'inputs', 'subgraphs', '__weakref__')
 
-    def __init__(self, op, name, attrs=None, inputs=()):
+    def __init__(self, op, name, attrs=None, inputs=(), subgraphs=()):
         self.op = op            # MXNet op name, or None for a variable
         self.name = name
         self.attrs = dict(attrs or {})
         self.inputs = list(inputs)  # [(Node, output index)]
+        self.subgraphs = list(subgraphs)  # [[(Node, output index)]], never changed
 
     @property
     def is_variable(self):
@@ -62,7 +65,7 @@ def _mergeable(node):
     """False for ops that draw random numbers or write their inputs (BatchNorm's moving
     statistics, the optimizer updates): two such nodes never compute one value."""
     op = node.op
-    return not (op in ('Dropout', 'BatchNorm', '_sample_multinomial')
+    return not (node.subgraphs or op in ('Dropout', 'BatchNorm', '_sample_multinomial')
                 or op.endswith('_update') or op.startswith(('_random', '_sample', 'random_')))
 
 
@@ -76,7 +79,8 @@ def eliminate_common_expr(heads):
     memo = {}
     for node in topological_order(heads):
         memo[id(node)] = Node(node.op, node.name, node.attrs,
-                              [(memo[id(src)], idx) for src, idx in node.inputs])
+                              [(memo[id(src)], idx) for src, idx in node.inputs],
+                              node.subgraphs)
     heads = [(memo[id(n)], i) for n, i in heads]
     while True:
         merged = {}
@@ -117,6 +121,16 @@ def to_json(heads, num_outputs, extra_attrs=None):
     ones included), which ``node_row_ptr`` counts as MXNet does. ``extra_attrs``
     (name -> str or int) are further graph attributes.
     """
+    graph = _graph_dict(heads, num_outputs)
+    graph['attrs'] = {'mxnet_version': ['int', MXNET_VERSION]}
+    for key, value in (extra_attrs or {}).items():
+        graph['attrs'][key] = ['int' if isinstance(value, int) else 'str', value]
+    return json.dumps(graph, indent=2)
+
+
+def _graph_dict(heads, num_outputs):
+    """The JSON object of a graph, a control-flow node's subgraphs nested in it as
+    MXNet nests them (each a graph without ``attrs``)."""
     order = topological_order(heads)
     index = {id(n): i for i, n in enumerate(order)}
     nodes, arg_nodes, row_ptr = [], [], [0]
@@ -127,16 +141,14 @@ def to_json(heads, num_outputs, extra_attrs=None):
             entry['attrs'] = dict(sorted(node.attrs.items()))
         entry['inputs'] = [[index[id(src)], idx, 1 if id(src) in mutable else 0]
                            for src, idx in node.inputs]
+        if node.subgraphs:
+            entry['subgraphs'] = [_graph_dict(sub, num_outputs) for sub in node.subgraphs]
         nodes.append(entry)
         if node.is_variable:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + (1 if node.is_variable else num_outputs(node)))
-    graph = {'nodes': nodes, 'arg_nodes': arg_nodes, 'node_row_ptr': row_ptr,
-             'heads': [[index[id(n)], idx, 0] for n, idx in heads],
-             'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
-    for key, value in (extra_attrs or {}).items():
-        graph['attrs'][key] = ['int' if isinstance(value, int) else 'str', value]
-    return json.dumps(graph, indent=2)
+    return {'nodes': nodes, 'arg_nodes': arg_nodes, 'node_row_ptr': row_ptr,
+            'heads': [[index[id(n)], idx, 0] for n, idx in heads]}
 
 
 def _mutable_inputs(order):
@@ -160,29 +172,40 @@ def from_json(text):
         graph = json.loads(text)
     except ValueError as exc:
         raise MXNetError('symbol JSON is not valid JSON: %s' % exc) from None
+    heads = _read_graph(graph, 'symbol JSON')
+    attrs = graph.get('attrs', {})
+    return heads, attrs if isinstance(attrs, dict) else {}
+
+
+def _read_graph(graph, where):
+    """The heads of the graph object ``graph`` (a file's, or a node's subgraph)."""
     if not isinstance(graph, dict) or not isinstance(graph.get('nodes'), list) \
             or not isinstance(graph.get('heads'), list):
-        raise MXNetError('symbol JSON must be an object with "nodes" and "heads" lists '
-                         '(the -symbol.json file MXNet writes)')
+        raise MXNetError('%s must be an object with "nodes" and "heads" lists '
+                         '(the -symbol.json file MXNet writes)' % where)
     nodes = []
     for i, entry in enumerate(graph['nodes']):
         try:
             op, name = entry['op'], entry['name']
             attrs = entry.get('attrs', entry.get('attr', entry.get('param', {}))) or {}
             inputs = [(nodes[src], int(idx)) for src, idx, *_ in entry.get('inputs', [])]
+            subgraphs = entry.get('subgraphs', [])
+            if not isinstance(subgraphs, list):
+                raise TypeError('"subgraphs" must be a list')
         except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise MXNetError('symbol JSON: node %d is malformed (%s: %s); nodes need "op", '
+            raise MXNetError('%s: node %d is malformed (%s: %s); nodes need "op", '
                              '"name" and "inputs" referring to earlier nodes'
-                             % (i, type(exc).__name__, exc)) from None
+                             % (where, i, type(exc).__name__, exc)) from None
         if op == 'null':
             op = None
         else:
             spec_of(op)  # an unknown op is reported now, naming it
-        nodes.append(Node(op, name, {str(k): str(v) for k, v in attrs.items()}, inputs))
+        subgraphs = [_read_graph(sub, '%s: subgraph %d of node %s' % (where, k, name))
+                     for k, sub in enumerate(subgraphs)]
+        nodes.append(Node(op, name, {str(k): str(v) for k, v in attrs.items()}, inputs,
+                          subgraphs))
     try:
-        heads = [(nodes[h[0]], int(h[1])) for h in graph['heads']]
+        return [(nodes[h[0]], int(h[1])) for h in graph['heads']]
     except (IndexError, TypeError, ValueError):
-        raise MXNetError('symbol JSON: "heads" must list [node, output, version] entries '
-                         'of existing nodes') from None
-    attrs = graph.get('attrs', {})
-    return heads, attrs if isinstance(attrs, dict) else {}
+        raise MXNetError('%s: "heads" must list [node, output, version] entries '
+                         'of existing nodes' % where) from None

@@ -150,15 +150,18 @@ def infer_shape(sym, args, kwargs, partial):
     return tuple([_to_user(s, np_semantics) for s in group] for group in result)
 
 
-def entry_shapes(order, given, np_semantics=False):
+def entry_shapes(order, given, np_semantics=False, known_outputs=()):
     """``{(id(node), output index): shape}`` for what can be decided in the graph
     ``order`` from the variables' shapes ``given`` (name -> shape) and ``__shape__``
-    (None: an unknown shape; -1: an unknown dimension)."""
+    (None: an unknown shape; -1: an unknown dimension), and the shapes of some outputs,
+    ``known_outputs`` (``(node, index, shape)``)."""
     shapes = _Shapes(np_semantics)
     for node in order:
         if node.is_variable:
             value = given.get(node.name, node.attrs.get('__shape__'))
             shapes.set((id(node), 0), _from_user(value, np_semantics), node, 'its shape')
+    for node, idx, shape in known_outputs:
+        shapes.set((id(node), idx), shape, node, 'output %d' % idx)
     dtypes = infer_types(order, {})
     ops = [n for n in order if not n.is_variable]
     done = {}  # id(node) -> True once its inputs are known, else the inputs it last probed
@@ -172,6 +175,20 @@ def entry_shapes(order, given, np_semantics=False):
     return shapes.known
 
 
+def open_source_shape(node, np_semantics=False):
+    """The shape of a node that makes an array from its ``shape`` argument alone
+    (``_zeros``, ``_ones``, ``_full`` ...) when that shape has unknown dimensions, -1 for
+    each; else None. MXNet 1.x's shapes spell an unknown dimension 0 there (a recurrent
+    cell's begin state is ``zeros(shape=(0, hidden))``): the graph decides it."""
+    if node.is_variable or node.inputs or np_semantics or 'shape' not in node.attrs:
+        return None
+    shape = from_string(node.attrs['shape'])
+    shape = (shape,) if isinstance(shape, int) else shape
+    if not isinstance(shape, tuple) or all(d > 0 for d in shape):
+        return None
+    return tuple(int(d) if d > 0 else -1 for d in shape)
+
+
 def _infer_node(node, shapes, dtypes, done):
     """Add what ``node`` tells of its inputs' and outputs' shapes; once its inputs are
     known, its outputs are computed (and checked against what is known of them) and
@@ -182,6 +199,19 @@ def _infer_node(node, shapes, dtypes, done):
     out_keys = [(id(node), i) for i in range(spec.num_outputs(node.attrs))]
     ins = [shapes.get(k) for k in in_keys]
     outs = [shapes.get(k) for k in out_keys]
+    if node.subgraphs:  # a control-flow op: its subgraphs' inference, run again on news
+        if done.get(id(node)) != (ins, outs):
+            done[id(node)] = (ins, outs)
+            new_ins, new_outs = spec.infer_shapes(node, ins, outs)
+            for i, (key, shape) in enumerate(zip(in_keys + out_keys, new_ins + new_outs)):
+                shapes.set(key, shape, node, 'input %d' % i if i < len(in_keys)
+                           else 'output %d' % (i - len(in_keys)))
+        return
+    open_shape = open_source_shape(node, shapes.np_semantics)
+    if open_shape is not None:  # its consumers decide its unknown dimensions
+        shapes.set(out_keys[0], open_shape, node, 'output 0')
+        done[id(node)] = True
+        return
     params = spec.params(node.attrs)
     # A broadcasting op's operands say nothing certain of each other's sizes (either may
     # be 1): MXNet infers neither from the other, and the op table's rule guesses, as
@@ -308,6 +338,17 @@ def infer_types(order, given):
 
 def _type_node(node, types):
     spec = spec_of(node.op)
+    if node.subgraphs:  # a control-flow op: its subgraphs' inference
+        keys = [(id(src), idx) for src, idx in node.inputs] + \
+            [(id(node), i) for i in range(spec.num_outputs(node.attrs))]
+        new_ins, new_outs = spec.infer_types(node, [types.get(k) for k in keys[:len(
+            node.inputs)]], [types.get(k) for k in keys[len(node.inputs):]])
+        changed = False
+        for key, dtype in zip(keys, new_ins + new_outs):
+            if dtype is not None and types.get(key) is None:
+                types[key] = np.dtype(dtype)
+                changed = True
+        return changed
     name = spec.op.name if spec.op is not None else spec.mx_name
     params = spec.params(node.attrs)
     in_keys = [(id(src), idx) for src, idx in node.inputs]

@@ -443,7 +443,8 @@ def total_outputs(node):
 def _copy_graph(outputs, memo):
     for node in _graph.topological_order(outputs):
         memo[id(node)] = Node(node.op, node.name, node.attrs,
-                              [(memo[id(src)], idx) for src, idx in node.inputs])
+                              [(memo[id(src)], idx) for src, idx in node.inputs],
+                              node.subgraphs)
     return [(memo[id(n)], i) for n, i in outputs]
 
 
@@ -647,7 +648,9 @@ def make_function(fname, spec):
         all_inputs = list(spec._inputs)  # pylint: disable=protected-access
         inputs = {}
         positional = list(args)
-        for input_name in all_inputs:
+        # positional inputs fill the inputs the node lists first, as in MXNet (a GRU's
+        # RNN node takes sequence_length where an LSTM's takes state_cell)
+        for input_name in input_names + [n for n in all_inputs if n not in input_names]:
             if not positional:
                 break
             inputs[input_name] = positional.pop(0)
@@ -682,8 +685,11 @@ for _fname, _spec in functions().items():
 
 
 def create_source(mx_name, params):
-    """A node of a creation op (``_zeros``, ``_arange`` ...), which has no inputs."""
+    """A node of a creation op (``_zeros``, ``_arange`` ...), which has no inputs, named
+    and written as MXNet writes it (``_zeros0``, ``dtype`` float32 unless given)."""
     params = dict(params)
     name, attr = params.pop('name', None), params.pop('attr', None)
+    if params.get('dtype') is None:
+        params['dtype'] = 'float32'
     params = {k: v for k, v in params.items() if v is not None}
-    return create(spec_of(mx_name), [], params, name, attr)
+    return create(spec_of(mx_name), [], params, name, attr, hint=mx_name)

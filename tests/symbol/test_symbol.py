@@ -149,6 +149,16 @@ def test_automatic_names_count_per_op():
             ['d', 'net_convolution0_weight', 'net_convolution0_bias']
 
 
+def test_creation_nodes_are_named_and_typed_as_mxnet_writes_them():
+    # MXNet writes `_zeros0` with dtype float32; an exported F.zeros differed in that node
+    with mx.name.NameManager():
+        made = [mx.sym.zeros((2, 3)), mx.sym.ones((2,)), mx.sym.full((2,), 3),
+                mx.sym.arange(3)]
+        assert [s.name for s in made] == ['_zeros0', '_ones0', '_full0', '_arange0']
+        assert all(s.list_attr()['dtype'] == 'float32' for s in made)
+        assert mx.sym.zeros((1,), dtype='float16').list_attr()['dtype'] == 'float16'
+
+
 def test_arithmetic_with_symbols_and_scalars_on_either_side():
     x, y = v('x'), v('y')
     xv = np.array([[0.5, 1.5, -2.0]], dtype=np.float32)
