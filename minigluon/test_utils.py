@@ -124,6 +124,13 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=
         % (rtol, atol, idx, names[0], a[idx], names[1], b[idx], names[0], a, names[1], b))
 
 
+def effective_dtype(dat):
+    """The dtype whose precision sets the tolerance of comparisons of ``dat``: its own
+    (MXNet answers float16 for float32 data on GPUs computing in TF32; CuPy here computes
+    float32 in float32)."""
+    return np.dtype(dat.dtype)
+
+
 def same(a, b):
     """True when ``a`` and ``b`` are exactly equal (shape and values)."""
     a, b = _as_numpy(a), _as_numpy(b)

@@ -314,19 +314,20 @@ class Block:
                     if k.startswith(shared_prefix)}
         by_path = {v._structural_name: v for v in shared.values()}
         own_prefix = self._params.prefix
+        # where each Parameter is registered: a structural path need not be the blocks'
+        # (a fused RNN layer saves its parameters under the cell stack's names)
+        holders = {}
+        self.apply(lambda b: holders.update((id(p), (b, a)) for a, p in b._reg_params.items()))
         for path, param in self._collect_params_with_prefix().items():
             other = shared.get(path) if not isinstance(shared, ParameterDict) \
                 else dict.get(shared, path)
             if other is None and param.name.startswith(own_prefix):
                 other = relative.get(param.name[len(own_prefix):])
             if other is None:
-                other = by_path.get(path)
+                other = by_path.get(param._structural_name)
             if other is None or other is param:
                 continue
-            *parents, attr = path.split('.')
-            block = self
-            for part in parents:
-                block = block._children[part]
+            block, attr = holders[id(param)]
             if dict.get(block._params, param.name) is param:
                 dict.pop(block._params, param.name)
             block._reg_params.pop(attr, None)

@@ -238,6 +238,21 @@ def test_share_parameters_between_models():
     assert b.output.weight is a.output.weight
 
 
+def test_share_parameters_of_a_layer_saved_under_other_paths():
+    # a fused LSTM's structural names are its cell stack's (`_unfused.0.i2h_weight`),
+    # not attribute paths: sharing once raised KeyError '_unfused'
+    def model():
+        net = gluon.nn.HybridSequential()
+        net.add(gluon.rnn.LSTM(4, num_layers=2, input_size=3), gluon.nn.Dense(2))
+        return net
+    a, b = model(), model()
+    b.share_parameters(a.collect_params())
+    a.initialize()
+    x = nd.ones((5, 2, 3))
+    assert_almost_equal(a(x), b(x))
+    assert b[0].l1_h2h_weight is a[0].l1_h2h_weight
+
+
 def test_mxnet1_style_params_get():
     class Scale(gluon.HybridBlock):
         def __init__(self, **kwargs):

@@ -1,2 +1,2 @@
 """``gluon.contrib``: extensions beside the core Gluon API, laid out as MXNet 1.x's."""
-from . import estimator
+from . import estimator, rnn
