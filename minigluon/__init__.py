@@ -37,6 +37,7 @@ from . import monitor as mon
 from . import profiler
 from . import module
 from . import module as mod
+from . import rnn
 from . import contrib
 from . import image
 from . import image as img

@@ -17,13 +17,15 @@ import re
 import numpy as np
 
 from .base import MXNetError
+from .ndarray import zeros as nd_zeros
 from .ndarray.generator import host_generator
+from .ndarray.ops.rnn import param_layout
 from .ndarray.serialization import load as load_arrays
 from .registry import Registry
 
 __all__ = ['InitDesc', 'Initializer', 'register', 'create', 'Zero', 'One', 'Constant',
            'Uniform', 'Normal', 'Xavier', 'MSRAPrelu', 'Orthogonal', 'Bilinear', 'LSTMBias',
-           'Mixed', 'Load']
+           'FusedRNN', 'Mixed', 'Load']
 
 _REGISTRY = Registry('initializer')
 
@@ -37,7 +39,7 @@ def _alias(*names):
     return lambda klass: _REGISTRY.register(klass, *names)
 
 
-def create(init, **kwargs):
+def create(init, /, **kwargs):
     """An Initializer from an instance (returned as is) or a registered name.
 
     ``create('xavier', magnitude=2)`` == ``Xavier(magnitude=2)``; names are
@@ -118,6 +120,9 @@ class Initializer:
 
     def __call__(self, desc, arr):
         """Initialize NDArray ``arr`` for the parameter named ``desc``."""
+        if isinstance(desc, InitDesc) and desc.global_init is None:
+            # Initializers that fill the pieces of one array (FusedRNN) fall back to it.
+            desc.global_init = self
         init = getattr(desc, 'attrs', {}).get('__init__')
         if init:
             create(init)._init_weight(desc, arr)
@@ -365,6 +370,91 @@ class LSTMBias(Initializer):
         values = np.zeros(arr.shape, dtype=np.float64)
         values[num_hidden:2 * num_hidden] = self.forget_bias
         _fill(arr, values)
+
+
+FUSED_RNN_GATES = {'rnn_relu': [''], 'rnn_tanh': [''], 'lstm': ['_i', '_f', '_c', '_o'],
+                   'gru': ['_r', '_z', '_o']}
+
+
+def fused_rnn_pieces(mode, num_layers, state_size, bidirectional, size):
+    """The per-gate weights and biases in the fused ``RNN`` op's flat parameter vector of
+    ``size`` values, named as MXNet's ``FusedRNNCell.unpack_weights`` names them (without
+    the cell's prefix: ``l0_i2h_i_weight`` ... ``r1_h2h_o_bias``).
+
+    Returns
+    -------
+    list of (name, offset, shape)
+        In the order of the vector.
+    """
+    gates = FUSED_RNN_GATES.get(mode)
+    if gates is None:
+        raise MXNetError('fused RNN: mode must be one of %s, got %r'
+                         % (sorted(FUSED_RNN_GATES), mode))
+    dirs = 2 if bidirectional else 1
+    # The size fixes the first layer's input size: size = dirs*G*H*(C+H+2) + later layers.
+    block = len(gates) * state_size * dirs
+    later = (num_layers - 1) * block * (dirs * state_size + state_size + 2)
+    input_size = (size - later) // block - state_size - 2
+    slots, total = param_layout(mode, num_layers, max(input_size, 1), state_size,
+                                bidirectional)
+    if input_size < 1 or total != size:
+        raise MXNetError('fused RNN: a parameter vector of %d values fits no input size for '
+                         'mode=%r, num_layers=%d, state_size=%d, bidirectional=%s'
+                         % (size, mode, num_layers, state_size, bidirectional))
+    pieces = []
+    for index, slot in enumerate(slots):
+        stem = '%s%d_' % ('lr'[index % dirs], index // dirs)
+        for key, name in (('wx', 'i2h%s_weight'), ('wh', 'h2h%s_weight'),
+                          ('bx', 'i2h%s_bias'), ('bh', 'h2h%s_bias')):
+            offset, shape = slot[key]
+            rows = shape[0] // len(gates)
+            step = rows * int(np.prod(shape[1:], dtype=np.int64))
+            for j, gate in enumerate(gates):
+                pieces.append((stem + name % gate, offset + j * step, (rows,) + shape[1:]))
+    return sorted(pieces, key=lambda piece: piece[1])
+
+
+@register
+class FusedRNN(Initializer):
+    """The flat parameter vector of ``mx.rnn.FusedRNNCell``: each per-gate weight and bias
+    is filled on its own, as the unfused cells' would be.
+
+    Parameters
+    ----------
+    init : Initializer, str or None
+        For the weights and biases; the global initializer if None.
+    num_hidden, num_layers, mode, bidirectional
+        As given to the FusedRNNCell.
+    forget_bias : float, default 1.0
+        Value of every LSTM forget-gate bias (i2h and h2h, as MXNet fills them).
+    """
+
+    def __init__(self, init, num_hidden, num_layers, mode, bidirectional=False,
+                 forget_bias=1.0):
+        if init is not None:
+            init = create(init)
+        super().__init__(init=init.dumps() if init is not None else None,
+                         num_hidden=num_hidden, num_layers=num_layers, mode=mode,
+                         bidirectional=bidirectional, forget_bias=forget_bias)
+        self._init = init
+        self._layout_args = (mode, num_layers, num_hidden, bidirectional)
+        self._forget_bias = forget_bias
+
+    def _init_weight(self, desc, arr):
+        inner = self._init or getattr(desc, 'global_init', None)
+        if inner is None or isinstance(inner, FusedRNN):
+            raise MXNetError('FusedRNN initializer for %r: give it an init= for the weights, '
+                             'or use it as a parameter\'s own initializer under a global '
+                             'one' % str(desc))
+        flat = np.empty(arr.shape, dtype=np.float64)
+        for name, offset, shape in fused_rnn_pieces(*self._layout_args, size=arr.size):
+            piece = nd_zeros(shape, ctx=arr.context, dtype=arr.dtype)
+            if self._layout_args[0] == 'lstm' and name.endswith('_f_bias'):
+                _fill(piece, self._forget_bias)
+            else:
+                inner(InitDesc(name, global_init=getattr(desc, 'global_init', None)), piece)
+            flat[offset:offset + piece.size] = piece.asnumpy().ravel()
+        _fill(arr, flat)
 
 
 @register

@@ -829,7 +829,9 @@ class Perplexity(EvalMetric):
                                 'of the non-class axes')
             keep = numpy.ones(flat.shape, bool) if self.ignore_label is None \
                 else flat != self.ignore_label
-            picked = probs[numpy.arange(flat.size), numpy.where(keep, flat, 0)][keep]
+            # Out-of-range labels pick the nearest class, as MXNet's pick (mode 'clip') does.
+            classes = numpy.clip(flat, 0, probs.shape[-1] - 1)
+            picked = probs[numpy.arange(flat.size), classes][keep]
             loss -= float(numpy.log(numpy.maximum(1e-10, picked.astype(numpy.float64))).sum())
             num += int(keep.sum())
         self._add(loss, num)

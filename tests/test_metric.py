@@ -254,6 +254,15 @@ def test_perplexity_with_ignore_label_and_class_axis():
     assert m2.get()[1] == pytest.approx(math.exp(-np.mean(np.log(picked))), rel=1e-5)
 
 
+def test_perplexity_clips_out_of_range_labels_as_mxnet_pick_does():
+    # MXNet's bucketing tests draw word ids 1..V for V classes; id V picks class V-1.
+    probs = _probs(3, 4)
+    m = metric.Perplexity(ignore_label=None)
+    m.update(_nd([4, 1, -2]), _nd(probs))
+    picked = probs[np.arange(3), [3, 1, 0]]
+    assert m.get()[1] == pytest.approx(math.exp(-np.mean(np.log(picked))), rel=1e-5)
+
+
 def test_loss_averages_predictions():
     m = metric.Loss()
     m.update(None, [_nd([1.0, 2.0, 3.0]), _nd([[4.0], [6.0]], mx.cpu(1))])
