@@ -11,10 +11,9 @@ Gluon API covers are copied out of ``--branch`` with ``tests/python/common/model
 and ``tests/python/unittest/common.py``, a conftest makes ``import mxnet`` (and every
 ``mxnet.x.y``) import ``minigluon.x.y``, and pytest runs them. Each test is then counted
 in scope or out of scope by what its source uses: the parts minigluon leaves out by
-design or has not reached yet (sparse storage, the LibSVM iterator, detection, contrib,
-rnn, profiler, engine, the C API, ``mx.np``/``mx.npx``, GPUs; symbols, executors and
-Module outside ``test_symbol``, ``test_infer_shape``, ``test_executor`` and
-``test_module``) put a test out of scope.
+design or has not reached yet (sparse storage, the LibSVM iterator, detection, contrib
+outside the sequence files, profiler, engine, the C API, ``mx.np``/``mx.npx``, GPUs;
+symbols, executors and Module outside ``SYMBOL_FILES``) put a test out of scope.
 
 The files MXNet's tests download from data.mxnet.io (``test_images.tar.gz``,
 ``cifar10.zip``, ``mnist.zip``) cannot be fetched here: pytest runs with ``http_proxy``
@@ -66,7 +65,7 @@ SEQUENCE_FILES = frozenset(['test_gluon_rnn', 'test_rnn', 'test_contrib_control_
 LEFT_OUT = (r'stype|sparse|row_sparse|\bcsr\b|mxsps|mx\.np\b|_mx_np|\bnpx\b|use_np|'
             r'LibSVMIter|profiler|mx\.engine|_LIB|ctypes|mx\.gpu\(|gpu_device|cudnn|'
             r'_api_internal|ImageDetIter|DetAugmenter|det_augmenters')
-OUT_OF_SCOPE = re.compile(LEFT_OUT + r'|contrib|\brnn\b|export\(|SymbolBlock|\.var\(\)')
+OUT_OF_SCOPE = re.compile(LEFT_OUT + r'|contrib|export\(|SymbolBlock|\.var\(\)')
 OUT_OF_SCOPE_IN_SEQUENCE_FILES = re.compile(LEFT_OUT)
 # Symbols, executors and Module, out of scope outside SYMBOL_FILES.
 SYMBOLIC = re.compile(

@@ -104,6 +104,14 @@ def closed_port_url():
     return server.url
 
 
+@functools.lru_cache(maxsize=None)
+def _mxnet_import_failure(python):
+    """Why ``python`` cannot import mxnet, or None; asked once per test session."""
+    probe = subprocess.run([python, '-c', 'import mxnet'], capture_output=True, text=True,
+                           timeout=120)
+    return probe.stderr.strip()[-300:] if probe.returncode != 0 else None
+
+
 @pytest.fixture
 def run_mxnet():
     """``run(folder, script)``: ``script`` under the Python named by MINIGLUON_MXNET_PYTHON,
@@ -113,11 +121,9 @@ def run_mxnet():
     if not python:
         pytest.skip('set MINIGLUON_MXNET_PYTHON to a Python that can import mxnet to '
                     'compare with a real MXNet')
-    probe = subprocess.run([python, '-c', 'import mxnet; print(mxnet.__version__)'],
-                           capture_output=True, text=True, timeout=120)
-    if probe.returncode != 0:
-        pytest.skip('MINIGLUON_MXNET_PYTHON=%s cannot import mxnet: %s'
-                    % (python, probe.stderr.strip()[-300:]))
+    failure = _mxnet_import_failure(python)
+    if failure is not None:
+        pytest.skip('MINIGLUON_MXNET_PYTHON=%s cannot import mxnet: %s' % (python, failure))
 
     def run(folder, script):
         done = subprocess.run([python, '-c', textwrap.dedent(script), str(folder)],

@@ -1,4 +1,5 @@
 """Contexts: identity, the ``with`` default stack, and the clear GPU-unavailable error."""
+import copy
 import os
 import subprocess
 import sys
@@ -174,3 +175,8 @@ def test_deprecated_default_ctx_reads_and_sets_this_threads_default():
         with pytest.warns(DeprecationWarning):
             mx.Context.default_ctx = None
     assert mx.current_context() == mx.cpu(0)
+
+
+def test_copies_of_a_context_are_the_context():
+    # a deep copy of Parameters (MXNet's tests copy a ParameterDict) keeps their devices
+    assert copy.copy(mx.cpu(1)) is mx.cpu(1) and copy.deepcopy([mx.cpu(2)])[0] is mx.cpu(2)
