@@ -10,11 +10,13 @@ outputs, -1 None, a list for a nested list) put the structure back.
 """
 import json
 
+from .. import nesting
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol.executor import GraphProgram, cached_op_monitor_names
 from ..symbol.op_specs import spec_of
+from ..nesting import regroup
 
 __all__ = ['CachedGraph', 'flatten', 'regroup', 'formats_compatible', 'graph_attrs']
 
@@ -22,49 +24,20 @@ FORMATS_ATTR = 'minigluon_formats'
 STRUCTURE_ATTR = 'minigluon_structure'
 
 
+def _leaf_format(arg):
+    if isinstance(arg, NDArray):
+        return 0
+    if isinstance(arg, Symbol):
+        length = len(arg)
+        return length if length > 1 else 0
+    return -1 if arg is None else None
+
+
 def flatten(args, what):
     """``(flat list, format)`` of an NDArray, Symbol, None or (nested) list of them."""
-    if isinstance(args, NDArray):
-        return [args], 0
-    if isinstance(args, Symbol):
-        length = len(args)
-        return [args], length if length > 1 else 0
-    if args is None:
-        return [None], -1
-    if not isinstance(args, (list, tuple)):
-        raise ValueError('When hybridized, the %s of HybridBlock must be (nested) list of '
-                         'Symbol or NDArray, but got %s of type %s'
-                         % (what, args, type(args)))
-    flat, fmts = [], []
-    for arg in args:
-        items, fmt = flatten(arg, what)
-        flat.extend(items)
-        fmts.append(fmt)
-    return flat, fmts
-
-
-def regroup(flat, fmt):
-    """The (nested) structure ``fmt`` (``flatten``'s) over the list ``flat``."""
-    def merge(items, fmt):
-        if isinstance(fmt, int):
-            if fmt < -1:
-                raise ValueError('Unsupported encoded format %d.' % fmt)
-            if fmt == 0:
-                return items[0], items[1:]
-            if fmt == -1:
-                if items and items[0] is not None:
-                    raise ValueError('We do not support passing types that are not None when '
-                                     'the initial HybridBlock has received NoneType and has '
-                                     'been hybridized. Received arg = %s, fmt = %s.'
-                                     % (items[0], fmt))
-                return None, items[1:]
-            return items[:fmt], items[fmt:]
-        out = []
-        for sub in fmt:
-            value, items = merge(items, sub)
-            out.append(value)
-        return out, items
-    return merge(flat, fmt)[0]
+    return nesting.flatten(args, _leaf_format, lambda arg: ValueError(
+        'When hybridized, the %s of HybridBlock must be (nested) list of Symbol or NDArray, '
+        'but got %s of type %s' % (what, arg, type(arg))))
 
 
 def formats_compatible(stored, given):

@@ -8,6 +8,7 @@ any other code, and no op is implemented here. The graph operators ``_foreach``,
 same functions, so a hybridized block computes what the imperative one does.
 """
 from ..base import MXNetTypeError, MXNetValueError
+from ..nesting import flatten, regroup
 from .creation import zeros
 from .ndarray import NDArray, op_function
 from .registry import get_op
@@ -19,32 +20,10 @@ _concat = op_function(get_op('concat'))
 
 
 def _flatten(args, what):
-    """``(flat list, format)`` of an NDArray or a (nested) list of them: format 0 for
-    one array, a list of formats for a list (MXNet's nesting code)."""
-    if isinstance(args, NDArray):
-        return [args], 0
-    if not isinstance(args, (list, tuple)):
-        raise MXNetTypeError('%s must be an NDArray or a (nested) list of NDArrays, got %s'
-                             % (what, type(args).__name__))
-    flat, fmts = [], []
-    for arg in args:
-        items, fmt = _flatten(arg, what)
-        flat.extend(items)
-        fmts.append(fmt)
-    return flat, fmts
-
-
-def _regroup(args, fmt):
-    """``(the structure fmt over the first items of args, the items left)``."""
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        return args[:fmt], args[fmt:]
-    out = []
-    for sub in fmt:
-        value, args = _regroup(args, sub)
-        out.append(value)
-    return out, args
+    """``(flat list, format)`` of an NDArray or a (nested) list of them."""
+    return flatten(args, lambda arg: 0 if isinstance(arg, NDArray) else None,
+                   lambda arg: MXNetTypeError('%s must be an NDArray or a (nested) list of '
+                                              'NDArrays, got %s' % (what, type(arg).__name__)))
 
 
 def _as_list(value):
@@ -111,7 +90,7 @@ def foreach(body, data, init_states):
     if out_fmt is None:  # no step ran: no output can be stacked
         return [], states
     stacked = [_stack(*items) for items in zip(*outputs)]
-    return _regroup(stacked, out_fmt)[0], states
+    return regroup(stacked, out_fmt), states
 
 
 def while_loop(cond, func, loop_vars, max_iterations=None):
@@ -178,7 +157,7 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
             out = _concat(out, pad, dim=0)
         stacked.append(out)
     if out_fmt is not None:
-        stacked = _regroup(stacked, out_fmt)[0]
+        stacked = regroup(stacked, out_fmt)
     return stacked, loop_vars[0] if single else loop_vars
 
 

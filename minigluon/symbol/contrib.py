@@ -14,6 +14,7 @@ import copy
 from .. import name as _name
 from ..attribute import AttrScope, current as _current_attrs
 from ..base import MXNetTypeError, MXNetUsageError, MXNetValueError
+from ..nesting import flatten, regroup
 from . import control_flow  # noqa: F401  (registers _foreach, _while_loop and _cond)
 from .graph import Node, topological_order
 from .symbol import Group, Symbol, _FUNCTIONS, _user_attrs, output_name, var
@@ -23,33 +24,18 @@ __all__ = ['foreach', 'while_loop', 'cond']
 _SUBGRAPH = '__subgraph_name__'
 
 
+def _symbol_format(arg):
+    if not isinstance(arg, Symbol):
+        return None
+    length = len(arg)
+    return length if length > 1 else 0
+
+
 def _flatten(args, what):
-    """``(flat list, format)``: a Symbol is one item (format: its number of outputs, 0 for
-    one), a list a list of formats (MXNet's nesting code)."""
-    if isinstance(args, Symbol):
-        length = len(args)
-        return [args], length if length > 1 else 0
-    if not isinstance(args, (list, tuple)):
-        raise MXNetTypeError('%s must be a Symbol or a (nested) list of Symbols, got %s'
-                             % (what, type(args).__name__))
-    flat, fmts = [], []
-    for arg in args:
-        items, fmt = _flatten(arg, what)
-        flat.extend(items)
-        fmts.append(fmt)
-    return flat, fmts
-
-
-def _regroup(args, fmt):
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        return args[:fmt], args[fmt:]
-    out = []
-    for sub in fmt:
-        value, args = _regroup(args, sub)
-        out.append(value)
-    return out, args
+    """``(flat list, format)`` of a Symbol or a (nested) list of them."""
+    return flatten(args, _symbol_format,
+                   lambda arg: MXNetTypeError('%s must be a Symbol or a (nested) list of '
+                                              'Symbols, got %s' % (what, type(arg).__name__)))
 
 
 def _entry(sym):
@@ -174,9 +160,9 @@ def foreach(body, data, init_states, name='foreach'):
     _check(flat_states, 'foreach init_states')
     name = _unique_subgraph_name(name)
     with AttrScope(**{_SUBGRAPH: name}):
-        slices = _regroup([var(_input_name(s)) for s in flat_data], data_fmt)[0]
-        states = _regroup([var(_input_name(s)) for s in flat_states],
-                          copy.deepcopy(state_fmt))[0]
+        slices = regroup([var(_input_name(s)) for s in flat_data], data_fmt)
+        states = regroup([var(_input_name(s)) for s in flat_states],
+                         copy.deepcopy(state_fmt))
         sym_out, sym_states = body(slices, states)
         sym_out, out_fmt = _flatten(sym_out, 'the output of a foreach body')
         sym_states, new_state_fmt = _flatten(sym_states, 'the states of a foreach body')
@@ -210,9 +196,9 @@ def foreach(body, data, init_states, name='foreach'):
         'in_data_locs': [names.index(n) for n in data_names],
         'in_state_locs': [names.index(n) for n in state_names],
         'remain_locs': remain_locs})
-    outs = _regroup([out[i] for i in range(len(sym_out))], out_fmt)[0]
-    states = _regroup([out[len(sym_out) + i] for i in range(len(sym_states))],
-                      new_state_fmt)[0]
+    outs = regroup([out[i] for i in range(len(sym_out))], out_fmt)
+    states = regroup([out[len(sym_out) + i] for i in range(len(sym_states))],
+                     new_state_fmt)
     return outs, states
 
 
@@ -266,7 +252,7 @@ def _subgraph(flat_vars, var_fmt, graph_func, stem):
     ``var_fmt``)."""
     name = _unique_subgraph_name(stem)
     with AttrScope(**{_SUBGRAPH: name}):
-        new_vars = _regroup([var(_input_name(s)) for s in flat_vars], var_fmt)[0] \
+        new_vars = regroup([var(_input_name(s)) for s in flat_vars], var_fmt) \
             if flat_vars else []
         outputs, states, out_fmt = graph_func(new_vars)
         heads = _subgraph_outputs(list(outputs) + list(states), [], name)
@@ -326,8 +312,8 @@ def while_loop(cond, func, loop_vars, max_iterations=None, name='while_loop'):
         'max_iterations': max_iterations, 'cond_input_locs': cond_locs,
         'func_input_locs': func_locs, 'func_var_locs': var_locs,
         'num_out_data': num_out_data, 'num_outputs': len(func_heads)})
-    outputs = _regroup([out[i] for i in range(num_out_data)], out_fmt)[0]
-    final = _regroup([out[i] for i in range(num_out_data, len(func_heads))], var_fmt)[0]
+    outputs = regroup([out[i] for i in range(num_out_data)], out_fmt)
+    final = regroup([out[i] for i in range(num_out_data, len(func_heads))], var_fmt)
     return outputs, final
 
 
@@ -355,4 +341,4 @@ def cond(pred, then_func, else_func, name='cond'):
     out = _make_node('_cond', '_cond', [pred_heads, then_heads, else_heads], inputs, {
         'cond_input_locs': locs[0][0], 'then_input_locs': locs[1][0],
         'else_input_locs': locs[2][0], 'num_outputs': then_count})
-    return _regroup([out[i] for i in range(then_count)], then_fmt)[0]
+    return regroup([out[i] for i in range(then_count)], then_fmt)
