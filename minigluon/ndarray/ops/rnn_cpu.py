@@ -5,7 +5,8 @@ few passes over the gates, and its ``exp``/``tanh`` are not vectorised for float
 every CPU. These kernels do a step's gate arithmetic in one pass, forward and
 backward, with ``tanh`` as a rational function (Eigen's float approximation, within a
 few float32 ulps of the true value) that the compiler vectorises; the sigmoid is
-``(1 + tanh(x / 2)) / 2``. Gates are in the op's order i, f, o, g (see ``rnn.py``).
+``(1 + tanh(x / 2)) / 2``. Gates are in the flat vector's order i, f, g, o (see
+``rnn.py``).
 
 Only imported when ``compiled.enabled()``; float64 keeps numpy's exact functions.
 """
@@ -49,41 +50,58 @@ def _sigmoid(x):
     return np.float32(0.5) + np.float32(0.5) * _tanh(np.float32(0.5) * x)
 
 
+@scalar
+def _forward_row(g, r, c_prev, c, tanh_c, h):
+    """One sample of ``lstm_forward_step``. Each gate block is a view of its own and
+    each loop does one kind of gate: such loops vectorise."""
+    hidden = c.shape[0]
+    for j in range(2 * hidden):
+        g[j] = _sigmoid(g[j] + r[j])
+    gi, gf = g[:hidden], g[hidden:2 * hidden]
+    gg, rg = g[2 * hidden:3 * hidden], r[2 * hidden:3 * hidden]
+    for j in range(hidden):
+        gg[j] = _tanh(gg[j] + rg[j])
+    go, ro = g[3 * hidden:], r[3 * hidden:]
+    for j in range(hidden):
+        go[j] = _sigmoid(go[j] + ro[j])
+    for j in range(hidden):
+        new_c = gf[j] * c_prev[j] + gi[j] * gg[j]
+        t = _tanh(new_c)
+        c[j] = new_c
+        tanh_c[j] = t
+        h[j] = go[j] * t
+
+
+@scalar
+def _backward_row(g, tanh_c, c_prev, dh, dc, d):
+    """One sample of ``lstm_backward_step``."""
+    hidden = dc.shape[0]
+    gi, gf, gg, go = g[:hidden], g[hidden:2 * hidden], g[2 * hidden:3 * hidden], g[3 * hidden:]
+    di, df, dg, do = d[:hidden], d[hidden:2 * hidden], d[2 * hidden:3 * hidden], d[3 * hidden:]
+    one = np.float32(1)
+    for j in range(hidden):
+        i, f, cell, o, t = gi[j], gf[j], gg[j], go[j], tanh_c[j]
+        grad_h = dh[j]
+        grad_c = dc[j] + grad_h * o * (one - t * t)
+        di[j] = grad_c * cell * i * (one - i)
+        df[j] = grad_c * c_prev[j] * f * (one - f)
+        dg[j] = grad_c * i * (one - cell * cell)
+        do[j] = grad_h * t * o * (one - o)
+        dc[j] = grad_c * f
+
+
 @kernel
 def lstm_forward_step(gates, gh, c_prev, c, tanh_c, h):
     """``gates += gh`` made into the gate activations; the new cell state ``c``, its
-    ``tanh`` and the output ``h = o * tanh(c)``. (Loops over one kind of gate at a time
-    vectorise; one loop doing all four does not.)"""
-    batch, hidden = c.shape
-    for n in range(batch):
-        g, r = gates[n], gh[n]
-        for j in range(3 * hidden):
-            g[j] = _sigmoid(g[j] + r[j])
-        for j in range(3 * hidden, 4 * hidden):
-            g[j] = _tanh(g[j] + r[j])
-        before, cell, tcell, out = c_prev[n], c[n], tanh_c[n], h[n]
-        for j in range(hidden):
-            new_c = g[hidden + j] * before[j] + g[j] * g[3 * hidden + j]
-            t = _tanh(new_c)
-            cell[j] = new_c
-            tcell[j] = t
-            out[j] = g[2 * hidden + j] * t
+    ``tanh`` and the output ``h = o * tanh(c)``."""
+    for n in range(c.shape[0]):
+        _forward_row(gates[n], gh[n], c_prev[n], c[n], tanh_c[n], h[n])
 
 
 @kernel
 def lstm_backward_step(gates, tanh_c, c_prev, dh, dc, d):
     """The gradients of one step's gate pre-activations ``d`` from those of its output
     ``dh`` and cell state ``dc``; ``dc`` becomes the previous cell state's."""
-    batch, hidden = dc.shape
-    for n in range(batch):
-        g, out = gates[n], d[n]
-        for j in range(hidden):
-            i, f, o, cell = g[j], g[hidden + j], g[2 * hidden + j], g[3 * hidden + j]
-            t = tanh_c[n, j]
-            grad_h = dh[n, j]
-            grad_c = dc[n, j] + grad_h * o * (np.float32(1) - t * t)
-            out[j] = grad_c * cell * i * (np.float32(1) - i)
-            out[hidden + j] = grad_c * c_prev[n, j] * f * (np.float32(1) - f)
-            out[2 * hidden + j] = grad_h * t * o * (np.float32(1) - o)
-            out[3 * hidden + j] = grad_c * i * (np.float32(1) - cell * cell)
-            dc[n, j] = grad_c * f
+    for n in range(dc.shape[0]):
+        _backward_row(gates[n], tanh_c[n], c_prev[n], dh[n], dc[n], d[n])
+
