@@ -252,7 +252,27 @@ class BaseRNNCell:
         return activation(inputs, **kwargs)
 
 
-class RNNCell(BaseRNNCell):
+class _DenseCell(BaseRNNCell):
+    """A cell whose gates are fully connected transforms of the input (``i2h``) and of the
+    previous output (``h2h``), with ``_num_states`` states of ``num_hidden`` each."""
+    _num_states = 1
+
+    def __init__(self, num_hidden, prefix, params, i2h_bias_init=None):
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._iW = self.params.get('i2h_weight')
+        self._iB = self.params.get('i2h_bias', **({'init': i2h_bias_init} if i2h_bias_init
+                                                   else {}))
+        self._hW = self.params.get('h2h_weight')
+        self._hB = self.params.get('h2h_bias')
+
+    @property
+    def state_info(self):
+        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}
+                for _ in range(self._num_states)]
+
+
+class RNNCell(_DenseCell):
     """Elman cell: ``h' = activation(W_i x + b_i + W_h h + b_h)``.
 
     Parameters
@@ -264,17 +284,8 @@ class RNNCell(BaseRNNCell):
     """
 
     def __init__(self, num_hidden, activation='tanh', prefix='rnn_', params=None):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
+        super().__init__(num_hidden, prefix, params)
         self._activation = activation
-        self._iW = self.params.get('i2h_weight')
-        self._iB = self.params.get('i2h_bias')
-        self._hW = self.params.get('h2h_weight')
-        self._hB = self.params.get('h2h_bias')
-
-    @property
-    def state_info(self):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
 
     @property
     def _gate_names(self):
@@ -291,7 +302,7 @@ class RNNCell(BaseRNNCell):
         return output, [output]
 
 
-class LSTMCell(BaseRNNCell):
+class LSTMCell(_DenseCell):
     """Long short-term memory cell (gates i, f, c, o stacked in that order).
 
     Parameters
@@ -303,18 +314,10 @@ class LSTMCell(BaseRNNCell):
         Initial bias of the forget gate (through ``mx.init.LSTMBias`` on ``i2h_bias``).
     """
 
-    def __init__(self, num_hidden, prefix='lstm_', params=None, forget_bias=1.0):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
-        self._iW = self.params.get('i2h_weight')
-        self._hW = self.params.get('h2h_weight')
-        self._iB = self.params.get('i2h_bias', init=init.LSTMBias(forget_bias=forget_bias))
-        self._hB = self.params.get('h2h_bias')
+    _num_states = 2
 
-    @property
-    def state_info(self):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'},
-                {'shape': (0, self._num_hidden), '__layout__': 'NC'}]
+    def __init__(self, num_hidden, prefix='lstm_', params=None, forget_bias=1.0):
+        super().__init__(num_hidden, prefix, params, init.LSTMBias(forget_bias=forget_bias))
 
     @property
     def _gate_names(self):
@@ -339,7 +342,7 @@ class LSTMCell(BaseRNNCell):
         return next_h, [next_h, next_c]
 
 
-class GRUCell(BaseRNNCell):
+class GRUCell(_DenseCell):
     """Gated recurrent unit in cuDNN's form (the reset gate scales ``W_h h + b_h``), gates
     r, z, n stacked in that order.
 
@@ -351,16 +354,7 @@ class GRUCell(BaseRNNCell):
     """
 
     def __init__(self, num_hidden, prefix='gru_', params=None):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
-        self._iW = self.params.get('i2h_weight')
-        self._iB = self.params.get('i2h_bias')
-        self._hW = self.params.get('h2h_weight')
-        self._hB = self.params.get('h2h_bias')
-
-    @property
-    def state_info(self):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'}]
+        super().__init__(num_hidden, prefix, params)
 
     @property
     def _gate_names(self):
