@@ -827,15 +827,22 @@ class BidirectionalCell(BaseRNNCell):
         return outputs, [l_states, r_states]
 
 
+_LEAKY = functools.partial(symbol.LeakyReLU, act_type='leaky', slope=0.2)
+
+
 class BaseConvRNNCell(BaseRNNCell):
     """Base class of the convolutional cells (Shi et al. 2015): ``i2h`` and ``h2h`` are
-    convolutions; the state has the shape of ``i2h``'s output."""
+    convolutions; the state has the shape of ``i2h``'s output. A cell made without a
+    ``prefix`` takes its class's ``_default_prefix``."""
+    _default_prefix = ''
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
-                 i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
-                 h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-                 activation, prefix='', params=None, conv_layout='NCHW'):
-        super().__init__(prefix=prefix, params=params)
+    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
+                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
+                 i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
+                 activation=_LEAKY, prefix=None, params=None, conv_layout='NCHW'):
+        super().__init__(prefix=self._default_prefix if prefix is None else prefix,
+                         params=params)
         if not all(k % 2 == 1 for k in h2h_kernel):
             raise MXNetError('conv RNN cells need an odd h2h_kernel (the state keeps its '
                              'size), got %s' % (h2h_kernel,))
@@ -906,21 +913,10 @@ _CONV_DOC = """
     conv_layout : str, default 'NCHW'
     """
 
-_LEAKY = functools.partial(symbol.LeakyReLU, act_type='leaky', slope=0.2)
-
-
 class ConvRNNCell(BaseConvRNNCell):
     __doc__ = 'Convolutional Elman cell.\n' + _CONV_DOC
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
-                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 activation=_LEAKY, prefix='ConvRNN_', params=None, conv_layout='NCHW'):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
-                         i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
-                         h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-                         activation, prefix=prefix, params=params, conv_layout=conv_layout)
+    _default_prefix = 'ConvRNN_'
 
     @property
     def _gate_names(self):
@@ -939,16 +935,7 @@ class ConvLSTMCell(BaseConvRNNCell):
                'takes the place of tanh.\n' + _CONV_DOC)
 
     _num_states = 2
-
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
-                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 activation=_LEAKY, prefix='ConvLSTM_', params=None, conv_layout='NCHW'):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
-                         i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
-                         h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-                         activation, prefix=prefix, params=params, conv_layout=conv_layout)
+    _default_prefix = 'ConvLSTM_'
 
     @property
     def _gate_names(self):
@@ -975,15 +962,7 @@ class ConvGRUCell(BaseConvRNNCell):
     __doc__ = ('Convolutional GRU cell, gates r, z, n; ``activation`` takes the place of '
                'tanh.\n' + _CONV_DOC)
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
-                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 activation=_LEAKY, prefix='ConvGRU_', params=None, conv_layout='NCHW'):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
-                         i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
-                         h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-                         activation, prefix=prefix, params=params, conv_layout=conv_layout)
+    _default_prefix = 'ConvGRU_'
 
     @property
     def _gate_names(self):
