@@ -297,16 +297,24 @@ def _hprev(t, order_step, hs, h0):
     return h0 if prev < 0 or prev >= hs.shape[0] else hs[prev]
 
 
+def _add_step_grad(dh, dy_t, valid_t):
+    """Adds step t's output gradient ``dy_t`` to ``dh``. With sequence lengths, samples
+    past their length output constant zeros and pass their state gradient through the
+    step untouched: that part of ``dh`` is taken out and returned (else None)."""
+    if valid_t is None:
+        dh += dy_t
+        return None
+    keep = dh * ~valid_t
+    dh += dy_t
+    dh *= valid_t
+    return keep
+
+
 def _backward_simple(xp, cfg, w, saved, dy, dh, order, step, valid, dg):
     wh = w['wh']
     hs = saved['hs']
     for t in order:
-        if valid is not None:  # outputs past the length are constant zeros
-            keep = dh * ~valid[t]
-            dh += dy[t]
-            dh *= valid[t]
-        else:
-            dh += dy[t]
+        keep = _add_step_grad(dh, dy[t], None if valid is None else valid[t])
         if cfg.mode == 'rnn_relu':
             xp.multiply(dh, hs[t] > 0, out=dg[t])
         else:
@@ -330,13 +338,10 @@ def _backward_lstm(xp, cfg, w, saved, dy, dh, dc, order, step, valid, dg, dr, ke
     tmp2 = xp.empty((cfg.batch, 2 * hid), dtype=dg.dtype) if kernels is None else None
     dhf = xp.empty((cfg.batch, hid), dtype=dg.dtype) if cfg.proj else None
     for t in order:
-        if valid is not None:  # outputs past the length are constant zeros
-            keep_h, keep_c = dh * ~valid[t], dc * ~valid[t]
-            dh += dy[t]
-            dh *= valid[t]
+        keep_h = _add_step_grad(dh, dy[t], None if valid is None else valid[t])
+        if valid is not None:
+            keep_c = dc * ~valid[t]
             dc *= valid[t]
-        else:
-            dh += dy[t]
         if cfg.proj:
             dr[t] = dh
             xp.matmul(dh, wr, out=dhf)
@@ -391,12 +396,7 @@ def _backward_gru(xp, cfg, w, saved, dy, dh, order, step, valid, dg, dxn):
     wh = w['wh']
     tmp = xp.empty((cfg.batch, hid), dtype=dg.dtype)
     for t in order:
-        if valid is not None:  # outputs past the length are constant zeros
-            keep = dh * ~valid[t]
-            dh += dy[t]
-            dh *= valid[t]
-        else:
-            dh += dy[t]
+        keep = _add_step_grad(dh, dy[t], None if valid is None else valid[t])
         g, d = gates[t], dg[t]
         r, z, n = g[:, :hid], g[:, hid:2 * hid], g[:, 2 * hid:]
         h_prev = _hprev(t, step, hs, h0)
