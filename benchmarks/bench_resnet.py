@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/bench_resnet.py [--batch-size 64] [--steps 5] [--compare-torch]
-        [--gpus N] [--repeat R] [--profile]
+        [--gpus N] [--dtype float32|float16] [--repeat R] [--profile]
 
 One training step is forward, backward and an SGD-with-momentum update of
 ``resnet18_v1(classes=10, thumbnail=True)`` on random float32 images. Each
@@ -10,6 +10,10 @@ framework runs in its own child process, so its peak resident memory is its own;
 with ``--compare-torch`` the same architecture runs in PyTorch in the same
 invocation and the table gives the ratio. ``--profile`` times every op of the
 minigluon step, forward and backward apart, and prints a per-layer breakdown.
+``--dtype float16`` trains in mixed precision as each framework's users do: minigluon
+casts the network to float16 and keeps float32 master weights in the optimizer
+(``multi_precision=True``, MXNet's recipe); PyTorch runs under ``torch.autocast`` with a
+``GradScaler``.
 """
 import argparse
 import contextlib
@@ -28,7 +32,7 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_minigluon(batch_size, steps, warmup, gpus, profile=False):
+def run_minigluon(batch_size, steps, warmup, gpus, profile=False, dtype='float32'):
     sys.path.insert(0, os.path.dirname(HERE))
     import minigluon as mx
     from minigluon import autograd, gluon, nd
@@ -38,10 +42,12 @@ def run_minigluon(batch_size, steps, warmup, gpus, profile=False):
     mx.random.seed(0)
     net = vision.resnet18_v1(classes=10, thumbnail=True)
     net.initialize(mx.init.Xavier(), ctx=ctx)
+    net.cast(dtype)
     trainer = gluon.Trainer(net.collect_params(), 'sgd',
-                            {'learning_rate': 0.01, 'momentum': 0.9, 'wd': 1e-4})
+                            {'learning_rate': 0.01, 'momentum': 0.9, 'wd': 1e-4,
+                             'multi_precision': dtype != 'float32'})
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    x = nd.random.normal(shape=(batch_size, 3, 32, 32), ctx=ctx)
+    x = nd.random.normal(shape=(batch_size, 3, 32, 32), ctx=ctx).astype(dtype)
     y = nd.random.randint(0, 10, shape=(batch_size,), ctx=ctx).astype('float32')
     baseline = peak_rss_mb()
     timer = OpTimer(nd.waitall) if profile else None
@@ -223,7 +229,7 @@ def torch_resnet18_thumbnail(classes=10):
     return nn.Sequential(*layers)
 
 
-def run_torch(batch_size, steps, warmup, gpus):
+def run_torch(batch_size, steps, warmup, gpus, dtype='float32'):
     import torch
     from torch import nn
 
@@ -235,11 +241,16 @@ def run_torch(batch_size, steps, warmup, gpus):
     x = torch.randn(batch_size, 3, 32, 32, device=device)
     y = torch.randint(0, 10, (batch_size,), device=device)
     baseline = peak_rss_mb()
+    mixed = dtype != 'float32'
+    scaler = torch.amp.GradScaler(device, enabled=mixed)
 
     def step():
         opt.zero_grad()
-        loss_fn(net(x), y).backward()
-        opt.step()
+        with torch.autocast(device, dtype=getattr(torch, dtype), enabled=mixed):
+            loss = loss_fn(net(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         if gpus:
             torch.cuda.synchronize()
 
@@ -258,22 +269,33 @@ def _time_steps(step, batch_size, steps, warmup, baseline):
             'step_peak_over_setup_mb': peak_rss_mb() - baseline}
 
 
+def _device_name():
+    try:
+        import cupy
+        return 'gpu: %s' % cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()
+    except Exception as exc:  # reported, not fatal: the numbers above still stand
+        return 'gpu (name unknown: %s)' % exc
+
+
 def child(framework, args):
     if framework == 'minigluon':
         result = run_minigluon(args.batch_size, args.steps, args.warmup, args.gpus,
-                               args.profile)
+                               args.profile, args.dtype)
     else:
-        result = run_torch(args.batch_size, args.steps, args.warmup, args.gpus)
+        result = run_torch(args.batch_size, args.steps, args.warmup, args.gpus, args.dtype)
     print(json.dumps(result))
 
 
 def spawn(framework, args):
     cmd = [sys.executable, os.path.abspath(__file__), '--child', framework,
            '--batch-size', str(args.batch_size), '--steps', str(args.steps),
-           '--warmup', str(args.warmup), '--gpus', str(args.gpus)]
+           '--warmup', str(args.warmup), '--gpus', str(args.gpus), '--dtype', args.dtype]
     if args.profile and framework == 'minigluon':
         cmd.append('--profile')
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode:
+        sys.exit('the %s run failed (exit %d):\n%s' % (framework, out.returncode,
+                                                       out.stderr[-4000:]))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -294,6 +316,8 @@ def main():
     parser.add_argument('--steps', type=int, default=5)
     parser.add_argument('--warmup', type=int, default=1)
     parser.add_argument('--gpus', type=int, default=0)
+    parser.add_argument('--dtype', choices=['float32', 'float16'], default='float32',
+                        help='float16: mixed precision (float32 master weights)')
     parser.add_argument('--compare-torch', action='store_true')
     parser.add_argument('--repeat', type=int, default=1,
                         help='run each framework this many times, alternating, so both see '
@@ -320,9 +344,9 @@ def main():
     blas = os.environ.get('OPENBLAS_CORETYPE')
     sys.path.insert(0, os.path.dirname(HERE))
     from minigluon.ndarray.ops import compiled  # (the child decides as this process does)
-    print('resnet18_v1(classes=10, thumbnail=True), batch %d, float32, %s, %s%s; minigluon '
-          'CPU kernels: %s' % (args.batch_size, 'gpu' if args.gpus else 'cpu (%d cores)'
-                               % os.cpu_count(), platform.platform(),
+    device = _device_name() if args.gpus else 'cpu (%d cores)' % os.cpu_count()
+    print('resnet18_v1(classes=10, thumbnail=True), batch %d, %s, %s, %s%s; minigluon '
+          'CPU kernels: %s' % (args.batch_size, args.dtype, device, platform.platform(),
                                ', OPENBLAS_CORETYPE=%s' % blas if blas else '',
                                'numba' if compiled.enabled() else 'numpy'))
     print('%d step(s) per run, %d run(s) per framework; images/s from the median step'
