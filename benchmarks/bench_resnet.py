@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/bench_resnet.py [--batch-size 64] [--steps 5] [--compare-torch]
-        [--gpus N] [--dtype float32|float16] [--repeat R] [--profile]
+        [--gpus N] [--dtype float32|float16] [--tf32] [--repeat R] [--profile]
 
 One training step is forward, backward and an SGD-with-momentum update of
 ``resnet18_v1(classes=10, thumbnail=True)`` on random float32 images. Each
@@ -13,7 +13,9 @@ minigluon step, forward and backward apart, and prints a per-layer breakdown.
 ``--dtype float16`` trains in mixed precision as each framework's users do: minigluon
 casts the network to float16 and keeps float32 master weights in the optimizer
 (``multi_precision=True``, MXNet's recipe); PyTorch runs under ``torch.autocast`` with a
-``GradScaler``.
+``GradScaler``. On a GPU, float32 means float32 arithmetic in both frameworks (PyTorch's
+cuDNN TF32 default switched off); ``--tf32`` lets both multiply float32 matrices in
+TF32 (PyTorch's defaults for convolutions; ``CUPY_TF32=1`` for minigluon's cuBLAS).
 """
 import argparse
 import contextlib
@@ -229,9 +231,11 @@ def torch_resnet18_thumbnail(classes=10):
     return nn.Sequential(*layers)
 
 
-def run_torch(batch_size, steps, warmup, gpus, dtype='float32'):
+def run_torch(batch_size, steps, warmup, gpus, dtype='float32', tf32=False):
     import torch
     from torch import nn
+
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = tf32
 
     device = 'cuda' if gpus else 'cpu'
     torch.manual_seed(0)
@@ -282,7 +286,8 @@ def child(framework, args):
         result = run_minigluon(args.batch_size, args.steps, args.warmup, args.gpus,
                                args.profile, args.dtype)
     else:
-        result = run_torch(args.batch_size, args.steps, args.warmup, args.gpus, args.dtype)
+        result = run_torch(args.batch_size, args.steps, args.warmup, args.gpus, args.dtype,
+                           args.tf32)
     print(json.dumps(result))
 
 
@@ -292,7 +297,11 @@ def spawn(framework, args):
            '--warmup', str(args.warmup), '--gpus', str(args.gpus), '--dtype', args.dtype]
     if args.profile and framework == 'minigluon':
         cmd.append('--profile')
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ)
+    if args.tf32:
+        cmd.append('--tf32')
+        env['CUPY_TF32'] = '1'  # read by CuPy when it first multiplies float32 matrices
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode:
         sys.exit('the %s run failed (exit %d):\n%s' % (framework, out.returncode,
                                                        out.stderr[-4000:]))
@@ -318,6 +327,8 @@ def main():
     parser.add_argument('--gpus', type=int, default=0)
     parser.add_argument('--dtype', choices=['float32', 'float16'], default='float32',
                         help='float16: mixed precision (float32 master weights)')
+    parser.add_argument('--tf32', action='store_true',
+                        help='on a GPU, float32 matrix products in TF32 in both frameworks')
     parser.add_argument('--compare-torch', action='store_true')
     parser.add_argument('--repeat', type=int, default=1,
                         help='run each framework this many times, alternating, so both see '
@@ -346,7 +357,8 @@ def main():
     from minigluon.ndarray.ops import compiled  # (the child decides as this process does)
     device = _device_name() if args.gpus else 'cpu (%d cores)' % os.cpu_count()
     print('resnet18_v1(classes=10, thumbnail=True), batch %d, %s, %s, %s%s; minigluon '
-          'CPU kernels: %s' % (args.batch_size, args.dtype, device, platform.platform(),
+          'CPU kernels: %s' % (args.batch_size, args.dtype + (' (TF32)' if args.tf32 else ''),
+                               device, platform.platform(),
                                ', OPENBLAS_CORETYPE=%s' % blas if blas else '',
                                'numba' if compiled.enabled() else 'numpy'))
     print('%d step(s) per run, %d run(s) per framework; images/s from the median step'

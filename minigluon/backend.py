@@ -34,8 +34,8 @@ def gpu_unavailable_reason(device_id):
     """Why GPU ``device_id`` cannot be used, or None when it can."""
     if cupy is None:
         return ('CuPy is not importable (%s: %s); install the CuPy wheel '
-                'for your CUDA: `pip install cupy-cuda12x` (CUDA 12) or `pip install '
-                'cupy-cuda11x` (CUDA 11)'
+                "for your CUDA: `pip install 'minigluon[gpu]'` (CUDA 12) or `pip install "
+                "'minigluon[gpu-cuda13]'` (CUDA 13)"
                 % (type(IMPORT_ERROR).__name__, IMPORT_ERROR))
     count = num_gpus()
     if count == 0:

@@ -7,9 +7,9 @@
 # tests    the suite's gpu0 variants and tests/test_gpu.py, with a per-test timeout;
 #          GPU_CHECK_PYTEST holds extra pytest arguments (default -x: stop at the first
 #          failure); with pytest-xdist installed, GPU_CHECK_WORKERS processes share the GPU
-# bench    benchmarks/bench_resnet.py --gpus 1 --compare-torch: batch 128 and 512, float32
-#          and float16 with float32 master weights (GPU_CHECK_BATCHES, GPU_CHECK_DTYPES,
-#          GPU_CHECK_REPEAT choose others)
+# bench    benchmarks/bench_resnet.py --gpus 1 --compare-torch: batch 128 and 512; float32,
+#          float32 with TF32 matrix products, and float16 with float32 master weights
+#          (GPU_CHECK_BATCHES, GPU_CHECK_MODES, GPU_CHECK_REPEAT choose others)
 # profile  the same benchmark's per-layer breakdown of one minigluon step
 #
 # Logs go to $OUT (default gpu_check_logs/). CuPy compiles each kernel once and caches it
@@ -60,11 +60,15 @@ run_tests() {
 }
 
 run_bench() {
-    local batch dtype
-    for dtype in ${GPU_CHECK_DTYPES:-float32 float16}; do
+    local batch mode flags
+    for mode in ${GPU_CHECK_MODES:-float32 tf32 float16}; do
+        case $mode in
+            tf32) flags=(--dtype float32 --tf32) ;;
+            *) flags=(--dtype "$mode") ;;
+        esac
         for batch in ${GPU_CHECK_BATCHES:-128 512}; do
             timeout "${GPU_CHECK_BENCH_S:-120}" "$PY" benchmarks/bench_resnet.py --gpus 1 \
-                --compare-torch --batch-size "$batch" --dtype "$dtype" --steps 20 --warmup 3 \
+                --compare-torch --batch-size "$batch" "${flags[@]}" --steps 20 --warmup 3 \
                 --repeat "${GPU_CHECK_REPEAT:-2}" 2>&1 | tee -a "$OUT/bench.log" || status=1
         done
     done
@@ -72,7 +76,8 @@ run_bench() {
 
 run_profile() {
     timeout "${GPU_CHECK_BENCH_S:-120}" "$PY" benchmarks/bench_resnet.py --gpus 1 \
-        --batch-size 128 --steps 5 --warmup 2 --profile 2>&1 | tee "$OUT/profile.log"
+        --batch-size "${GPU_CHECK_PROFILE_BATCH:-128}" --steps 5 --warmup 2 --profile 2>&1 \
+        | tee "$OUT/profile.log"
 }
 
 for phase in $phases; do

@@ -23,6 +23,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import backend
 from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.dispatch import check_inplace_target
@@ -286,7 +287,8 @@ class DistKVStore(KVStoreBase):
             check_shapes(k, values, meta.shape, 'push')
             flat = exactly(k, self._merged_host_value(values), meta.dtype).reshape(-1)
             # the caller may change its arrays as soon as push returns
-            borrowed = borrowed or np.may_share_memory(flat, values[0]._data)
+            borrowed = borrowed or (not backend.is_device_array(values[0]._data)
+                                    and np.may_share_memory(flat, values[0]._data))
             keys.append(k)
             number = self._pushes[k] + keys.count(k) - 1  # (a key twice in one call)
             for part in meta.parts:

@@ -18,6 +18,7 @@ memory; 1.25x the training throughput of ResNet-18 on one core).
 """
 import numpy as np
 
+from ... import backend
 from . import compiled
 
 _G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
@@ -26,6 +27,21 @@ _BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]])
 _BB = np.kron(_BT, _BT)  # (16, 16): input patch 4x4 -> transformed 4x4
 _AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]])
 _AA = np.kron(_AT, _AT)  # (4, 16): transformed 4x4 -> output 2x2
+_AA_T = np.ascontiguousarray(_AA.T)
+
+_ON_DEVICE = {}  # (matrix id, dtype, GPU id) -> the matrix on that GPU
+
+
+def _matrix(xp, host, dtype):
+    """The constant ``host`` in ``dtype`` for ``xp``'s arrays. A GPU gets its copy once:
+    a copy from host memory per call would stop the host until the GPU caught up."""
+    if xp is np:
+        return host.astype(dtype, copy=False)
+    key = (id(host), np.dtype(dtype), xp.cuda.get_device_id())
+    found = _ON_DEVICE.get(key)
+    if found is None:
+        found = _ON_DEVICE[key] = xp.asarray(host, dtype=dtype)
+    return found
 
 
 # Fewer channels make the 16 GEMMs too thin to pay for the transforms: at batch 64 on
@@ -47,20 +63,22 @@ def transform_weight(xp, w):
     reads as it is (a transposing copy of the weight cost more than the GEMMs it feeds).
     """
     f, c = w.shape[:2]
-    ut = xp.matmul(xp.asarray(_GG, dtype=w.dtype), w.reshape(f * c, 9).T)
+    ut = xp.matmul(_matrix(xp, _GG, w.dtype), w.reshape(f * c, 9).T)
     return ut.reshape(16, f, c).transpose(0, 2, 1)
 
 
 # G with its columns reversed is G with rows 0 and 3 swapped, so the transformed
 # flipped kernel is a permutation of the transformed kernel.
-_FLIP = [4 * (3 - a if a in (0, 3) else a) + (3 - b if b in (0, 3) else b)
-         for a in range(4) for b in range(4)]
+_FLIP = np.array([4 * (3 - a if a in (0, 3) else a) + (3 - b if b in (0, 3) else b)
+                  for a in range(4) for b in range(4)])
 
 
 def flip(u):
     """The transformed weight of the data-gradient convolution: the kernel flipped and
     its channel axes swapped, ``(16, C, F)`` -> ``(16, F, C)``."""
-    return u.transpose(0, 2, 1)[_FLIP]  # gathers whole (F, C) slices: no transposing copy
+    xp = backend.get_array_module(u)
+    # gathers whole (F, C) slices: no transposing copy
+    return u.transpose(0, 2, 1)[_matrix(xp, _FLIP, np.int64)]
 
 
 def _compiled(xp, *arrays):
@@ -99,7 +117,7 @@ def transform_input(xp, xl):
     patches = xp.lib.stride_tricks.as_strided(
         xpad, (4, 4, n, th, tw, c), (st[1], st[2], st[0], 2 * st[1], 2 * st[2], st[3]))
     d = xp.ascontiguousarray(patches).reshape(16, -1)
-    return xp.matmul(xp.asarray(_BB, dtype=xl.dtype), d).reshape(16, n * th * tw, c)
+    return xp.matmul(_matrix(xp, _BB, xl.dtype), d).reshape(16, n * th * tw, c)
 
 
 def transform_output(xp, m, out):
@@ -115,7 +133,7 @@ def transform_output(xp, m, out):
         kernels.output_tiles(np.ascontiguousarray(m), out)
         return
     th, tw = _tiles(h), _tiles(w)
-    y = xp.matmul(xp.asarray(_AA, dtype=m.dtype), m.reshape(16, -1))
+    y = xp.matmul(_matrix(xp, _AA, m.dtype), m.reshape(16, -1))
     y = y.reshape(2, 2, n, th, tw, f).transpose(2, 3, 0, 4, 1, 5)  # (n, th, i, tw, j, F)
     if h % 2 == 0 and w % 2 == 0:
         out.reshape(n, th, 2, tw, 2, f)[...] = y
@@ -140,7 +158,7 @@ def transform_output_grad(xp, dyl):
         return dm
     d = xp.empty((2, 2, n, th, tw, f), dyl.dtype)
     d[...] = dyl.reshape(n, th, 2, tw, 2, f).transpose(2, 4, 0, 1, 3, 5)
-    return xp.matmul(xp.asarray(_AA.T, dtype=dyl.dtype), d.reshape(4, -1)).reshape(
+    return xp.matmul(_matrix(xp, _AA_T, dyl.dtype), d.reshape(4, -1)).reshape(
         16, n * th * tw, f)
 
 
@@ -149,5 +167,5 @@ def weight_grad(xp, dut):
     summed over tiles (``dm^T v``): ``G^T dut G``, one GEMM that writes the weight's
     layout."""
     _, f, c = dut.shape
-    return xp.matmul(dut.reshape(16, f * c).T, xp.asarray(_GG, dtype=dut.dtype)).reshape(
+    return xp.matmul(dut.reshape(16, f * c).T, _matrix(xp, _GG, dut.dtype)).reshape(
         f, c, 3, 3)

@@ -5,6 +5,7 @@ arranged as ``(before, channel, after)`` so one code path serves every axis.
 """
 import numpy as np
 
+from ... import backend
 from .. import tape
 from ...base import MXNetError
 from ..registry import register, shape_rule
@@ -56,16 +57,22 @@ class _ChannelView:
 
 
 def _compiled(xp, x3):
-    """The compiled BatchNorm kernels when they apply to ``x3``, else None."""
+    """The fused BatchNorm kernels for ``x3``: CUDA ones on a GPU, numba's on the host
+    when they are on; else None (the array-module path)."""
+    if backend.is_device_array(x3):
+        if x3.dtype not in (np.float16, np.float32, np.float64):
+            return None
+        from . import normalization_gpu
+        return normalization_gpu
     if not compiled.applies(xp, x3):
         return None
     from . import normalization_cpu
     return normalization_cpu
 
 
-def _as(dtype, *vectors):
+def _as(xp, dtype, *vectors):
     """Per-channel vectors in ``dtype``, as the numpy path casts them for its steps."""
-    return [np.ascontiguousarray(v, dtype=dtype) for v in vectors]
+    return [xp.ascontiguousarray(v, dtype=dtype) for v in vectors]
 
 
 @register('BatchNorm', num_inputs=5)
@@ -94,8 +101,7 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
     batch_stats = training and not use_global_stats
     kernels = _compiled(xp, x3) if batch_stats else None
     if kernels is not None:  # three passes instead of seven, the same roundings per element
-        mean = (kernels.gradient_sums(x3, x3, np.zeros(channels, x3.dtype))[0]
-                / count).astype(sdt)
+        mean = (kernels.sums(x3) / count).astype(sdt)
         var = (kernels.centred_squares(x3, mean.astype(data.dtype)) / count).astype(sdt)
     elif batch_stats:
         mean = channel_sums(xp, x3, sdt) / count
@@ -109,8 +115,8 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
         inv_std = 1 / xp.sqrt(var + eps)
         scale = g * inv_std
         if kernels is not None:
-            out = np.empty_like(x3)
-            kernels.normalise(x3, *_as(data.dtype, mean, scale, beta), out)
+            out = xp.empty_like(x3)
+            kernels.normalise(x3, *_as(xp, data.dtype, mean, scale, beta), out)
         else:
             out *= _per_channel(scale).astype(data.dtype, copy=False)  # the centred x
             out += _per_channel(beta).astype(data.dtype, copy=False)
@@ -144,9 +150,9 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
         # the numpy path's sums and its float32 steps in two passes
         dsum, dot = kernels.gradient_sums(dy3, x3, mean.astype(x3.dtype))
         dbeta, dgamma = dsum.astype(sdt), dot.astype(sdt) * inv_std
-        dx = np.empty_like(dy3)
-        kernels.data_gradient(dy3, x3, *_as(dy3.dtype, mean, scale, -scale * inv_std * dgamma
-                                            / count, scale * dbeta / count), dx)
+        dx = xp.empty_like(dy3)
+        kernels.data_gradient(dy3, x3, *_as(xp, dy3.dtype, mean, scale, -scale * inv_std
+                                            * dgamma / count, scale * dbeta / count), dx)
         return gradients(dx, dgamma, dbeta)
 
     def gradients(dx, dgamma, dbeta):

@@ -82,6 +82,11 @@ def gradient_sums(dy3, x3, mean):
     return dsum, dot
 
 
+def sums(x3):
+    """Per-channel float64 sums of ``x3``."""
+    return gradient_sums(x3, x3, np.zeros(x3.shape[1], x3.dtype))[0]
+
+
 @kernel
 def data_gradient(dy3, x3, mean, scale, centred_factor, shift, dx):
     """``dx = dy * scale + (x - mean) * centred_factor - shift`` per channel, rounded
