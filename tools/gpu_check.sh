@@ -82,7 +82,11 @@ run_profile() {
 
 for phase in $phases; do
     echo "=== $phase ($(date +%T))" | tee -a "$OUT/phases.log"
-    "run_$phase" || status=1
+    if [ "$phase" = env ]; then
+        run_env 2>&1 | tee "$OUT/env.log"
+    else
+        "run_$phase" || status=1
+    fi
 done
 # The compiled kernels, for the next run's CUPY_CACHE_DIR (a few MB).
 tar -czf "$OUT/cupy_kernel_cache.tgz" -C "$CUPY_CACHE_DIR" . 2>/dev/null

@@ -82,7 +82,13 @@ def flip(u):
 
 
 def _compiled(xp, *arrays):
-    """The compiled transforms when they apply to ``arrays``, else None."""
+    """The fused transforms for ``arrays``: CUDA ones on a GPU, numba's on the host when
+    they are on; else None (the array-module path)."""
+    if backend.is_device_array(arrays[0]):
+        if any(a.dtype not in (np.float32, np.float64) for a in arrays):
+            return None
+        from . import conv_winograd_gpu
+        return conv_winograd_gpu
     if not compiled.applies(xp, *arrays):
         return None
     from . import conv_winograd_cpu
@@ -110,7 +116,7 @@ def transform_input(xp, xl):
     xpad[:, 1:h + 1, 1:w + 1] = xl
     kernels = _compiled(xp, xpad)
     if kernels is not None:
-        v = np.empty((16, n * th * tw, c), xl.dtype)
+        v = xp.empty((16, n * th * tw, c), xl.dtype)
         kernels.input_tiles(xpad, v)
         return v
     st = xpad.strides
@@ -130,7 +136,7 @@ def transform_output(xp, m, out):
     n, h, w, f = out.shape
     kernels = _compiled(xp, m, out)
     if kernels is not None and m.dtype == out.dtype and out.flags.c_contiguous:
-        kernels.output_tiles(np.ascontiguousarray(m), out)
+        kernels.output_tiles(xp.ascontiguousarray(m), out)
         return
     th, tw = _tiles(h), _tiles(w)
     y = xp.matmul(_matrix(xp, _AA, m.dtype), m.reshape(16, -1))
@@ -153,8 +159,8 @@ def transform_output_grad(xp, dyl):
         dyl = padded
     kernels = _compiled(xp, dyl)
     if kernels is not None:
-        dm = np.empty((16, n * th * tw, f), dyl.dtype)
-        kernels.output_tile_grads(np.ascontiguousarray(dyl), dm)
+        dm = xp.empty((16, n * th * tw, f), dyl.dtype)
+        kernels.output_tile_grads(xp.ascontiguousarray(dyl), dm)
         return dm
     d = xp.empty((2, 2, n, th, tw, f), dyl.dtype)
     d[...] = dyl.reshape(n, th, 2, tw, 2, f).transpose(2, 4, 0, 1, 3, 5)

@@ -16,6 +16,8 @@ for a short second pass: the same order every run, so the result is deterministi
 
 Only imported when an array is on a GPU.
 """
+import functools
+
 import numpy as np
 
 from ...backend import cupy
@@ -98,14 +100,20 @@ def _column(vector):
 
 
 _CHANNEL = 'const long long k = (i / post) % channels;'
-_normalise = cupy.ElementwiseKernel(
-    'T x, raw T mean, raw T scale, raw T shift, int64 channels, int64 post', 'T out',
-    _CHANNEL + 'out = (x - mean[k]) * scale[k] + shift[k];', 'minigluon_bn_normalise')
-_data_gradient = cupy.ElementwiseKernel(
-    'T dy, T x, raw T mean, raw T scale, raw T factor, raw T shift, int64 channels, '
-    'int64 post', 'T dx',
-    _CHANNEL + 'dx = dy * scale[k] + (x - mean[k]) * factor[k] - shift[k];',
-    'minigluon_bn_data_gradient')
+_SOURCES = {
+    'normalise': ('T x, raw T mean, raw T scale, raw T shift, int64 channels, int64 post',
+                  'T out', _CHANNEL + 'out = (x - mean[k]) * scale[k] + shift[k];'),
+    'data_gradient': ('T dy, T x, raw T mean, raw T scale, raw T factor, raw T shift, '
+                      'int64 channels, int64 post', 'T dx',
+                      _CHANNEL + 'dx = dy * scale[k] + (x - mean[k]) * factor[k] - shift[k];'),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(name):
+    """The elementwise CUDA kernel ``name``, built at its first use."""
+    in_params, out_params, body = _SOURCES[name]
+    return cupy.ElementwiseKernel(in_params, out_params, body, 'minigluon_bn_' + name)
 
 
 def sums(x3):
@@ -126,7 +134,7 @@ def centred_squares(x3, mean):
 
 def normalise(x3, mean, scale, shift, out):
     """``out = (x3 - mean) * scale + shift`` per channel."""
-    _normalise(x3, mean, scale, shift, x3.shape[1], x3.shape[2], out)
+    _kernel('normalise')(x3, mean, scale, shift, x3.shape[1], x3.shape[2], out)
 
 
 def gradient_sums(dy3, x3, mean):
@@ -140,4 +148,5 @@ def gradient_sums(dy3, x3, mean):
 
 def data_gradient(dy3, x3, mean, scale, centred_factor, shift, dx):
     """``dx = dy * scale + (x - mean) * centred_factor - shift`` per channel."""
-    _data_gradient(dy3, x3, mean, scale, centred_factor, shift, x3.shape[1], x3.shape[2], dx)
+    _kernel('data_gradient')(dy3, x3, mean, scale, centred_factor, shift, x3.shape[1],
+                             x3.shape[2], dx)
