@@ -51,22 +51,26 @@ TEST_FILES = ['test_autograd', 'test_ndarray', 'test_gluon', 'test_gluon_trainer
               'test_optimizer', 'test_kvstore', 'test_random', 'test_test_utils',
               'test_recordio', 'test_io', 'test_image',
               'test_symbol', 'test_infer_shape', 'test_executor', 'test_module',
-              'test_gluon_rnn', 'test_rnn', 'test_contrib_control_flow']
+              'test_gluon_rnn', 'test_rnn', 'test_contrib_control_flow',
+              'test_operator', 'test_higher_order_grad', 'test_contrib_operator']
 # The files of symbols and executors: there symbols, ``bind`` and the like are the subject,
 # in scope (the other files' tests that use them stay counted apart until those parts of
 # them are reached).
 SYMBOL_FILES = frozenset(['test_symbol', 'test_infer_shape', 'test_executor', 'test_module',
-                          'test_gluon_rnn', 'test_rnn', 'test_contrib_control_flow'])
+                          'test_gluon_rnn', 'test_rnn', 'test_contrib_control_flow',
+                          'test_operator', 'test_higher_order_grad', 'test_contrib_operator'])
 # The files of recurrent cells and control flow: there ``rnn`` and ``contrib`` (its rnn
 # cells, foreach, while_loop, cond) are the subject, and graphs leave through export.
 SEQUENCE_FILES = frozenset(['test_gluon_rnn', 'test_rnn', 'test_contrib_control_flow'])
+# The files where ``contrib`` is the subject: the sequence files and the contrib operators.
+CONTRIB_FILES = SEQUENCE_FILES | {'test_contrib_operator'}
 
 # What a test's own source mentions when it exercises a part left out by design.
 LEFT_OUT = (r'stype|sparse|row_sparse|\bcsr\b|mxsps|mx\.np\b|_mx_np|\bnpx\b|use_np|'
             r'LibSVMIter|profiler|mx\.engine|_LIB|ctypes|mx\.gpu\(|gpu_device|cudnn|'
             r'_api_internal|ImageDetIter|DetAugmenter|det_augmenters')
 OUT_OF_SCOPE = re.compile(LEFT_OUT + r'|contrib|export\(|SymbolBlock|\.var\(\)')
-OUT_OF_SCOPE_IN_SEQUENCE_FILES = re.compile(LEFT_OUT)
+OUT_OF_SCOPE_IN_CONTRIB_FILES = re.compile(LEFT_OUT)
 # Symbols, executors and Module, out of scope outside SYMBOL_FILES.
 SYMBOLIC = re.compile(
     r'mx\.sym\b|mx\.symbol|\bsym\.|symbol\.|\.bind\(|simple_bind|mx\.mod\b|\.Module\(')
@@ -246,7 +250,7 @@ def main():
         with open(os.path.join(work, name + '.py'), 'w') as f:
             f.write(source)
         for test, body in test_sources(source).items():
-            left_out = (OUT_OF_SCOPE_IN_SEQUENCE_FILES if name in SEQUENCE_FILES
+            left_out = (OUT_OF_SCOPE_IN_CONTRIB_FILES if name in CONTRIB_FILES
                         else OUT_OF_SCOPE)
             scope['%s::%s' % (name, test)] = left_out.search(body) is None and (
                 name in SYMBOL_FILES or SYMBOLIC.search(body) is None)
