@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import autograd
 from .. import optimizer as opt
+from .. import profiler
 from ..base import MXNetError, MXNetTypeError, MXNetUsageError, MXNetValueError
 from ..context import cpu
 from ..kvstore import KVStoreBase, create as create_kvstore
@@ -392,14 +393,23 @@ class Trainer:
         distributed store), so ``batch_size`` is the number of samples this process
         used for the gradients, summed over its devices.
         """
+        start = profiler.now_if_recording()
         self._prepare(batch_size)
         self._check_and_rescale_grad(batch_size)
         if not ignore_stale_grad:
             self._check_fresh()  # before any push: stale gradients must not reach the store
+        reduce_start = profiler.now_if_recording()
         self._allreduce_grads()
         if self._hold:
             self._kvstore._release()
+        if reduce_start is not None:
+            profiler.record_range(reduce_start, 'gluon', 'Trainer.allreduce_grads')
+        update_start = profiler.now_if_recording()
         self._update(ignore_stale_grad)
+        if update_start is not None:
+            profiler.record_range(update_start, 'gluon', 'Trainer.update')
+        if start is not None:
+            profiler.record_range(start, 'gluon', 'Trainer.step', {'batch_size': batch_size})
 
     def _check_fresh(self):
         for p in self._params:

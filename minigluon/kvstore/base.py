@@ -105,6 +105,14 @@ def pair_up(keys, values, what='value'):
     return [(check_key(keys), as_value_list(values, what))]
 
 
+def traffic(pairs):
+    """``{'keys': [...], 'bytes': n}`` of ``pair_up``'s pairs: what a push or pull moves,
+    as the profiler shows it."""
+    return {'keys': [k for k, _ in pairs],
+            'bytes': sum(a.size * np.dtype(a.dtype).itemsize for _, arrays in pairs
+                      for a in arrays)}
+
+
 def check_shapes(key, arrays, shape, action):
     """Every array of a push (``action='push'``) or pull must have the key's shape."""
     for a in arrays:

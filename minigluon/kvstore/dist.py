@@ -23,7 +23,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, profiler
 from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.dispatch import check_inplace_target
@@ -86,6 +86,15 @@ def _pull_what(items):
     return 'pull of key %s' % ', '.join(sorted(set(repr(i[1]) for i in items)))
 
 
+def _pull_traffic(items, batches):
+    """The profiler's arguments of a pull of ``items`` sent as ``batches``."""
+    keys = []
+    for item in items:
+        if item[1] not in keys:
+            keys.append(item[1])
+    return {'keys': keys, 'bytes': sum(item[4] for item in items), 'messages': len(batches)}
+
+
 def _write_parts(items, reply):
     """Write the arrays of a pull's ``reply`` to where its ``items`` go."""
     if len(reply.arrays) != len(items):
@@ -143,6 +152,7 @@ class DistKVStore(KVStoreBase):
         self._node = WorkerNode(cfg)
         self._customer = self._node.customer
         self._barriers = self._node.book.get('barriers', 0)  # how many this rank has entered
+        profiler.set_process_name('worker %d' % self.rank)
         atexit.register(self.close)
 
     # ---- identity ----------------------------------------------------------------------
@@ -281,6 +291,7 @@ class DistKVStore(KVStoreBase):
         round uses."""
         self._check_usable()
         self._customer.raise_detached_errors()
+        start = profiler.now_if_recording()
         items, keys, borrowed = [], [], False
         for k, values in pair_up(key, value):
             meta = self._meta(k)
@@ -303,6 +314,9 @@ class DistKVStore(KVStoreBase):
         requests = [(dest, msg) for dest, msg, _ in batched('push', items, self._batch_bytes)]
         self._customer.new_request(requests, 'push of key %s' % ', '.join(map(repr, keys)),
                                    detached=True, copy_arrays=borrowed)
+        if start is not None:
+            profiler.record_range(start, 'kvstore', 'push', {
+                'keys': keys, 'bytes': sum(item[4] for item in items), 'messages': len(requests)})
 
     def _release(self):
         """From every worker's ``Trainer.step``, after its pushes (and worker 0's optimizer):
@@ -328,6 +342,7 @@ class DistKVStore(KVStoreBase):
         self._check_usable()
         if out is None:
             raise MXNetError('kvstore.pull needs out=NDArray (or a list of them)')
+        start = profiler.now_if_recording()
         items, targets = self._pull_items(key, out)
         # items for one server share messages (their replies come as one)
         batches = batched('pull', items, self._batch_bytes)
@@ -337,6 +352,8 @@ class DistKVStore(KVStoreBase):
             _write_parts(group, self._customer.wait(ticket)[0])
         for target in targets:
             target.finish()
+        if start is not None:
+            profiler.record_range(start, 'kvstore', 'pull', _pull_traffic(items, batches))
 
     def _pull_items(self, key, out):
         """The items of a pull of ``key`` into ``out`` (see ``batched``), and their targets."""
@@ -356,12 +373,16 @@ class DistKVStore(KVStoreBase):
         arrives, and the returned ``Pending``'s ``wait()`` returns once it has (raising
         what went wrong). ``out`` must not be used until then."""
         self._check_usable()
+        start = profiler.now_if_recording()
         items, targets = self._pull_items(key, out)
         batches = batched('pull', items, self._batch_bytes)
         pending = _PendingPull(self._customer)
 
         def write(ticket):  # on the I/O thread, which must survive whatever happens here
             try:
+                if start is not None:  # from the request until the value is here
+                    profiler.record_async(start, 'kvstore', 'pull',
+                                          _pull_traffic(items, batches))
                 if ticket.first_error() is None:
                     for (_, _, group), reply in zip(batches, ticket.responses):
                         _write_parts(group, reply)
@@ -374,6 +395,9 @@ class DistKVStore(KVStoreBase):
                     reply.arrays = []
         pending.ticket = self._customer.new_request(
             [(dest, msg) for dest, msg, _ in batches], _pull_what(items), on_done=write)
+        if start is not None:
+            profiler.record_range(start, 'kvstore', 'pull request',
+                                  _pull_traffic(items, batches))
         return pending
 
     def allreduce(self, key, value, out=None, average=False):

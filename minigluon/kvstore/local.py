@@ -7,13 +7,14 @@ A push sums the values given for a key (one per device), then either hands the s
 to the updater (``set_optimizer``) or stores it; a pull copies the stored value to
 every output array.
 """
+from .. import profiler
 from ..base import MXNetError
 from ..context import cpu
 from ..ndarray.ndarray import NDArray
 from ..ndarray.serialization import atomic_write
 from ..optimizer import Optimizer, Updater, get_updater
 from . import compression
-from .base import KVStoreBase, check_shapes, pair_up, register
+from .base import KVStoreBase, check_shapes, pair_up, register, traffic
 
 
 def sum_on(values, ctx):
@@ -58,7 +59,9 @@ class LocalKVStore(KVStoreBase):
 
     def push(self, key, value, priority=0):
         """Sum the values pushed for each key, then update or overwrite the stored value."""
-        for k, values in pair_up(key, value):
+        start = profiler.now_if_recording()
+        pairs = pair_up(key, value)
+        for k, values in pairs:
             stored = self._stored(k)
             check_shapes(k, values, stored.shape, 'push')
             if self._compression is not None:
@@ -68,6 +71,8 @@ class LocalKVStore(KVStoreBase):
                 self._updater(k, merged, stored)
             else:
                 stored._data[...] = merged._data
+        if start is not None:
+            profiler.record_range(start, 'kvstore', 'push', traffic(pairs))
 
     def _compressed(self, key, device_index, value):
         """What survives 2-bit quantisation of ``value`` (residual kept per device)."""
@@ -84,11 +89,15 @@ class LocalKVStore(KVStoreBase):
         """Copy the stored value of each key into every array of ``out``."""
         if out is None:
             raise MXNetError('kvstore.pull needs out=NDArray (or a list of them)')
-        for k, outs in pair_up(key, out, what='out'):
+        start = profiler.now_if_recording()
+        pairs = pair_up(key, out, what='out')
+        for k, outs in pairs:
             stored = self._stored(k)
             check_shapes(k, outs, stored.shape, 'pull')
             for o in outs:
                 stored.copyto(o)
+        if start is not None:
+            profiler.record_range(start, 'kvstore', 'pull', traffic(pairs))
 
     def set_optimizer(self, optimizer):
         """Run ``optimizer`` on every push (the stored values become weights)."""

@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from .. import profiler
 from ..context import cpu
 from ..ndarray.ndarray import NDArray
 from ..optimizer import SGD, Optimizer, Updater
@@ -41,6 +42,15 @@ from .wire import Message, WireError, decode_key
 # requests only a worker of the job may make
 _WORKER_REQUESTS = frozenset(['init', 'push', 'pull', 'set_optimizer', 'get_optimizer',
                               'save_states', 'load_states'])
+
+
+def _keys_of(msg):
+    """The keys a request (or a batch of them) is about, for the profiler."""
+    items = (msg.body or {}).get('items') if msg.key is None else None
+    if not isinstance(items, list):
+        return [msg.key]
+    return [item[0][1] for item in items if isinstance(item, list) and item and
+            isinstance(item[0], list) and len(item[0]) == 2]
 
 
 def _index(key, part):
@@ -132,6 +142,7 @@ class Server(Node):
             self.join()
         except Exception:
             return 1
+        profiler.set_process_name('server %d' % self.my_rank)
         self.van.every(1.0, self._check_waits)
         self.done.wait()
         time.sleep(0.1)
@@ -230,7 +241,12 @@ class Server(Node):
                 return
             if incarnation > current:
                 self._replace(rank, incarnation)
+        start = profiler.now_if_recording() if msg.cmd in _WORKER_REQUESTS else None
         super()._dispatch(msg)
+        if start is not None:
+            profiler.record_range(start, 'kvstore', 'server ' + msg.cmd, {
+                'from': msg.src, 'keys': _keys_of(msg),
+                'bytes': sum(a.nbytes for a in msg.arrays)})
 
     def _stale(self, src):
         ident = parse_name(src)

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .. import profiler
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..registry import Registry
@@ -258,8 +259,12 @@ class Optimizer:
         t = self._index_update_count[index]
         lr, wd = self._get_lr(index), self._get_wd(index)
         ctx = weight.context
+        start = profiler.now_if_recording()
         with ctx.device():
             self.step(ctx.xp, weight._data, grad._data, _raw(state), lr, wd, t)
+        if start is not None:
+            profiler.record_range(start, 'optimizer', type(self).__name__.lower() + '_update',
+                                  {'index': index, 'lr': lr, 'wd': wd, 'device': str(ctx)})
 
     def update_multi_precision(self, index, weight, grad, state):
         """``update``, through the float32 master copy for float16 weights when

@@ -5,7 +5,7 @@ import weakref
 
 import numpy as np
 
-from ... import backend, context
+from ... import backend, context, profiler
 from ...base import MXNetError
 from ...ndarray import NDArray
 from ...ndarray import array as nd_array
@@ -188,9 +188,15 @@ class DataLoader:
                                 self._pin_device_id if self._pin_memory else None)
 
     def _same_process_iter(self):
-        for indices in self._batch_sampler:
+        for i, indices in enumerate(self._batch_sampler):
+            start = profiler.now_if_recording()
             batch = _load_batch(self._dataset, self._batchify_fn, indices)
-            yield _pin(batch, self._pin_device_id) if self._pin_memory else batch
+            if self._pin_memory:
+                batch = _pin(batch, self._pin_device_id)
+            if start is not None:
+                profiler.record_range(start, 'data', 'DataLoader batch',
+                                      {'batch': i, 'samples': len(indices)})
+            yield batch
 
 
 class _ThreadLoader:
@@ -251,6 +257,7 @@ class _PrefetchingIter:
         return self
 
     def __next__(self):
+        start = profiler.now_if_recording()
         try:
             self._push_next()
             if self._received == self._sent:
@@ -263,6 +270,9 @@ class _PrefetchingIter:
         self._received += 1
         if self._pin_device_id is not None:
             batch = _pin(batch, self._pin_device_id)
+        if start is not None:  # the wait for a batch the workers prepared
+            profiler.record_range(start, 'data', 'DataLoader batch',
+                                  {'batch': self._received - 1})
         return batch
 
     @property
