@@ -7,7 +7,7 @@ them); this module gives it MXNet's names.
 """
 from .base import MXNetError
 from .ndarray import NDArray
-from .ndarray import tape
+from .ndarray import grad_rules, tape
 from .ndarray.dispatch import attach_node, compute_gradients, requires_grad
 from .ndarray.tape import is_recording, is_training, set_recording, set_training
 
@@ -103,9 +103,11 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
          train_mode=True):  # pylint: disable=redefined-outer-name,unused-argument
     """Gradients of ``heads`` with respect to ``variables``, returned, not stored.
 
-    The variables' ``.grad`` buffers are left untouched. ``create_graph=True``
-    (differentiating the gradients again) is not supported: the backward rules run
-    on raw arrays and are not themselves recorded.
+    The variables' ``.grad`` buffers are left untouched. With ``create_graph=True``
+    the backward is itself recorded (whether or not inside ``record()``), so the
+    gradients can be differentiated again: by ``backward`` on a function of them, or by
+    ``grad`` again. Every op on the way needs a gradient rule
+    (``minigluon.ndarray.grad_rules``); one without raises an error naming it.
 
     Parameters
     ----------
@@ -119,28 +121,31 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         Keep the graph so it can be differentiated again; defaults to
         ``create_graph``.
     create_graph : bool, default False
-        Must be False (see above).
+        Record the backward, for higher-order gradients.
     train_mode : bool, default True
-        Accepted for MXNet compatibility.
+        With ``create_graph``, whether the recorded backward runs in training mode
+        (BatchNorm's rule needs it); otherwise accepted for MXNet compatibility.
 
     Returns
     -------
-    NDArray or list of NDArray
-        One gradient per variable, a single NDArray when ``variables`` was one.
+    list of NDArray
+        One gradient per variable, a list even when ``variables`` is one NDArray (as
+        MXNet 1.x returns).
     """
-    if create_graph:
-        raise MXNetError('autograd.grad(create_graph=True): higher-order gradients are not '
-                         'supported by minigluon; compute second derivatives numerically or '
-                         'restructure the loss')
     if retain_graph is None:
         retain_graph = create_graph
-    single = not isinstance(variables, (list, tuple))
     variables = _as_list(variables)
     heads = _as_list(heads)
     if head_grads is not None:
         head_grads = _as_list(head_grads)
-    out = compute_gradients(heads, head_grads, retain_graph, variables)
-    return out[0] if single else out
+    if not create_graph:
+        return compute_gradients(heads, head_grads, retain_graph, variables)
+    with tape.Scope(True, train_mode):
+        out = compute_gradients(heads, head_grads, retain_graph, variables,
+                                node_grads=grad_rules.node_grads)
+        # a gradient that is a head gradient as given (y = x + c) must not alias it
+        given = {id(g) for g in list(head_grads or ()) + variables if g is not None}
+        return [g.copy() if id(g) in given else g for g in out]
 
 
 def mark_variables(variables, gradients, grad_reqs='write'):

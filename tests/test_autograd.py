@@ -186,10 +186,9 @@ def test_autograd_grad_returns_without_touching_buffers(ctx):
     assert_almost_equal(gx, 3 * np.array([1.0, 4.0]))
     assert_almost_equal(gh, [1.0, 2.0])
     assert_almost_equal(x.grad, [0.0, 0.0])
-    single = autograd.grad(y, x)
-    assert_almost_equal(single, 3 * np.array([1.0, 4.0]))
-    with pytest.raises(MXNetError, match='higher-order'):
-        autograd.grad(y, x, create_graph=True)
+    single = autograd.grad(y, x)  # a list all the same, as MXNet 1.x returns
+    assert isinstance(single, list) and len(single) == 1
+    assert_almost_equal(single[0], 3 * np.array([1.0, 4.0]))
 
 
 def test_mark_variables_uses_given_buffers(ctx):
@@ -265,11 +264,12 @@ def test_gradient_flows_across_devices():
     assert_almost_equal(x.grad, 6 * np.array([1.0, 2.0]))
 
 
+@pytest.mark.skipif(mx.num_gpus() == 0, reason='needs a GPU: CPU contexts mix, as in MXNet')
 def test_context_mismatch_in_recorded_op_names_both():
     a = _var([1.0], mx.cpu(0))
-    b = nd.array([1.0], ctx=mx.cpu(1))
+    b = nd.array([1.0], ctx=mx.gpu(0))
     with autograd.record():
-        with pytest.raises(MXNetError, match=r'cpu\(0\).*cpu\(1\)'):
+        with pytest.raises(MXNetError, match=r'cpu\(0\).*gpu\(0\)'):
             a + b
 
 

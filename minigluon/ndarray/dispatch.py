@@ -15,7 +15,11 @@ import numpy as np
 
 from ..backend import NO_DEVICE
 from ..base import MXNetError, MXNetIndexError, MXNetTypeError, MXNetValueError, shape_str
+from ..context import cpu as _cpu
 from . import tape
+
+# host memory that is not plain cpu(i): an op's result on it lands on cpu(i)
+_HOST_KINDS = ('cpu_pinned', 'cpu_shared')
 
 # An op's ValueError stays a ValueError (as MXNet raises it), and becomes an MXNetError.
 _ERROR_LIKE = ((ValueError, MXNetValueError), (TypeError, MXNetTypeError),
@@ -42,11 +46,16 @@ def _entry(arr):
     return None
 
 
-def attach_node(backward, inputs, outputs, name):
-    """Record ``backward`` on the tape for ``outputs`` computed from ``inputs``."""
+def attach_node(backward, inputs, outputs, name, saved=None):
+    """Record ``backward`` on the tape for ``outputs`` computed from ``inputs``.
+
+    ``saved``: for an op of the table, ``(raw inputs, params, raw outputs, NDArray class,
+    input context, output context)``, references a gradient rule needs to differentiate
+    the node with recorded ops (``grad_rules``); None elsewhere.
+    """
     node = tape.Node(backward, tuple(_entry(a) for a in inputs),
                      tuple((o._data.shape, o._data.dtype) for o in outputs),
-                     outputs[0]._ctx.xp, name)
+                     outputs[0]._ctx.xp, name, saved)
     for i, out in enumerate(outputs):
         out._node = node
         out._out_idx = i
@@ -91,9 +100,12 @@ _profiler = None
 
 def set_profiler(recorder):
     """Have ``recorder.op_done(op, ctx, start)`` called after every op of every thread
-    (``start``: ``time.perf_counter()`` before the op ran); None stops."""
+    (``start``: ``time.perf_counter()`` before the op ran) and
+    ``recorder.backward_done(node, input_grads, start)`` after every tape node's
+    backward; None stops."""
     global _profiler  # pylint: disable=global-statement
     _profiler = recorder
+    tape._profiler = recorder  # pylint: disable=protected-access
 
 
 class PendingArray:
@@ -183,12 +195,16 @@ def _describe(args):
 def invoke(op, inputs, params, ctx=None):
     """Run ``op`` on ``inputs`` (NDArrays or Python scalars) with keyword ``params``.
 
-    Checks that the NDArrays share one context, runs the forward on their raw arrays,
-    records a tape node when recording and an input needs a gradient, and wraps the
-    outputs. Returns an NDArray, or a list of NDArrays for a multi-output op. A
-    ``name`` among the params (MXNet's name of the graph node) only labels the op for
-    the monitor (``set_op_monitor``).
+    Checks that the NDArrays share one device (host contexts, ``cpu(i)``,
+    ``cpu_pinned(i)``, ``cpu_shared(i)``, all share memory and mix), runs the forward on
+    their raw arrays, records a tape node when recording and an input needs a gradient,
+    and wraps the outputs. The outputs go to the first input's context, a pinned or
+    shared one becoming ``cpu(i)`` as in MXNet, unless ``ctx`` is given (NDArray methods
+    that MXNet runs as copies or views keep the array's own). Returns an NDArray, or a
+    list of NDArrays for a multi-output op. A ``name`` among the params (MXNet's name
+    of the graph node) only labels the op for the monitor (``set_op_monitor``).
     """
+    keep_context = ctx is not None
     name = None
     if 'name' in params:
         params = dict(params)
@@ -213,12 +229,15 @@ def invoke(op, inputs, params, ctx=None):
             ref = a
         if ctx is None:
             ctx = a._ctx
-        elif a._ctx is not ctx:
+        elif a._ctx is not ctx and (ctx.is_gpu or a._ctx.is_gpu):
+            # host contexts (cpu(i), cpu_pinned(i), ...) share memory and mix, as in MXNet
             raise MXNetError('op %r: inputs are on different contexts, %s and %s; move one '
                              'with .as_in_context(ctx) or .copyto(ctx)' % (op.name, ctx, a._ctx))
         raw.append(data)
     if ref is None:
         raise MXNetError('op %r needs at least one NDArray input' % op.name)
+    if ctx.device_type in _HOST_KINDS and not keep_context:
+        ctx = _cpu(ctx.device_id)  # MXNet's outputs of pinned or shared inputs are cpu(i)
     needs_grad = None
     if op.differentiable and tape._state.recording:
         needs_grad = tuple(getattr(a, '_data', None) is not None and requires_grad(a)
@@ -254,7 +273,8 @@ def invoke(op, inputs, params, ctx=None):
     else:
         outs = [wrap(r.reshape(1) if r.ndim == 0 else r, out_ctx) for r in result]
     if needs_grad is not None and any(needs_grad):
-        attach_node(backward, inputs, outs, op.name)
+        out_raw = (outs[0]._data,) if single else tuple(o._data for o in outs)
+        attach_node(backward, inputs, outs, op.name, (raw, params, out_raw, wrap, ctx, out_ctx))
     hook = _monitor.hook
     if hook is not None:
         _monitor.hook = None
@@ -269,13 +289,15 @@ def _receive(var, grad):
     var._receive_grad(grad)
 
 
-def compute_gradients(heads, head_grads, retain_graph, variables=None):
+def compute_gradients(heads, head_grads, retain_graph, variables=None, node_grads=None):
     """Run the tape backward from the NDArray ``heads`` (``head_grads``: NDArrays, Nones
     for ones, or None for all ones).
 
     Without ``variables`` the gradients go into the variables' gradient buffers per their
     ``grad_req``. With ``variables`` (NDArrays), nothing is written and their gradients
-    are returned in order, as NDArrays (zeros where none reached).
+    are returned in order, as NDArrays (zeros where none reached). With ``node_grads``
+    (see ``tape.run_backward``; ``variables`` needed) the gradients are NDArrays computed
+    by recorded ops, so they can be differentiated again.
     """
     entries = []
     for i, head in enumerate(heads):
@@ -292,7 +314,10 @@ def compute_gradients(heads, head_grads, retain_graph, variables=None):
             if hg.context != head.context:
                 raise MXNetError('backward: head_grads[%d] is on %s but the head is on %s'
                                  % (i, hg.context, head.context))
-            hg = hg._data
+            if node_grads is None:
+                hg = hg._data
+        elif node_grads is not None:
+            hg = type(head)(head._ctx.xp.ones(head._data.shape, head._data.dtype), head._ctx)
         entries.append((head._node, head._out_idx, hg))
     wanted = [] if variables is None else [(v._node, v._out_idx) for v in variables
                                            if v._node is not None]
@@ -301,7 +326,8 @@ def compute_gradients(heads, head_grads, retain_graph, variables=None):
         # (a Trainer sending it to a kvstore) can act while backward goes on
         tape.run_backward(entries, retain_graph, on_final=_receive)
         return None
-    reached, wanted_grads = tape.run_backward(entries, retain_graph, wanted)
+    reached, wanted_grads = tape.run_backward(entries, retain_graph, wanted,
+                                              node_grads=node_grads)
     by_entry = dict(zip([(id(node), idx) for node, idx in wanted], wanted_grads))
     out = []
     for var in variables:
@@ -310,8 +336,11 @@ def compute_gradients(heads, head_grads, retain_graph, variables=None):
         else:
             grad = reached.get(id(var), (None, None))[1]
         if grad is None:
-            grad = var._ctx.xp.zeros(var._data.shape, var._data.dtype)
-        elif grad.dtype != var._data.dtype:
-            grad = grad.astype(var._data.dtype)
-        out.append(type(var)(grad, var._ctx))
+            grad = type(var)(var._ctx.xp.zeros(var._data.shape, var._data.dtype), var._ctx)
+        else:
+            if grad.dtype != var._data.dtype:
+                grad = grad.astype(var._data.dtype)
+            if node_grads is None:  # raw: wrap it
+                grad = type(var)(grad, var._ctx)
+        out.append(grad)
     return out

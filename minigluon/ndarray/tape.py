@@ -7,10 +7,21 @@ None (no gradient wanted), ``(node, output_index)`` for the output of a recorded
 any other object: a variable, which the tape only uses as a key. ``run_backward`` walks
 the nodes from the heads in reverse topological order and returns the gradients that
 reach the variables; what to do with them is the caller's business.
+
+A node of an op from the table also keeps references to what a gradient rule written
+with recorded ops needs (``saved``: its raw inputs, parameters and raw outputs; see
+``dispatch.attach_node``). ``run_backward`` with ``node_grads`` calls that function
+instead of the closures: this is how a backward is itself recorded (higher-order
+gradients); the first-order walk never looks at ``saved``.
 """
 import threading
+import time
 
 from ..base import MXNetError
+
+# The profiler's recorder while it runs (``dispatch.set_profiler`` sets it); None when
+# off, so a stopped profiler costs each backward node one test.
+_profiler = None
 
 
 class _State(threading.local):
@@ -65,14 +76,16 @@ class Scope:
 
 class Node:
     """One recorded op application (see the module docstring for ``parents``)."""
-    __slots__ = ('backward', 'parents', 'outputs', 'xp', 'name')
+    __slots__ = ('backward', 'parents', 'outputs', 'xp', 'name', 'saved', 'rule')
 
-    def __init__(self, backward, parents, outputs, xp, name):
+    def __init__(self, backward, parents, outputs, xp, name, saved=None, rule=None):
         self.backward = backward
         self.parents = parents
         self.outputs = outputs  # (shape, dtype) per output: absent gradients are zeros
         self.xp = xp
         self.name = name
+        self.saved = saved  # what a recorded gradient rule reads (see the module docstring)
+        self.rule = rule  # that rule, when it is not the op's own (None: look it up by name)
 
 
 def _topo_order(heads):
@@ -124,7 +137,7 @@ def _last_uses(order):
     return by_position
 
 
-def run_backward(heads, retain_graph, wanted=(), on_final=None):
+def run_backward(heads, retain_graph, wanted=(), on_final=None, node_grads=None):
     """Propagate gradients from ``heads``, a list of ``(node, output_index, gradient or
     None for ones)``.
 
@@ -134,6 +147,10 @@ def run_backward(heads, retain_graph, wanted=(), on_final=None):
     their closures. With ``on_final``, each variable's gradient is instead handed to
     ``on_final(variable, gradient)`` as soon as the last node consuming it has run (in
     the order backward completes them) and left out of ``variables``.
+
+    With ``node_grads``, ``node_grads(node, output_gradients)`` (None for an output no
+    gradient reached) computes each node's input gradients instead of its closure; the
+    gradients are then whatever it works on (recorded NDArrays) and every head needs one.
     """
     grads = {}  # id(node) -> output gradients, summed over consumers
     for node, idx, grad in heads:
@@ -151,7 +168,8 @@ def run_backward(heads, retain_graph, wanted=(), on_final=None):
     for position, node in enumerate(order):
         slots = grads.pop(id(node), None)
         if slots is not None:
-            _backward_node(node, slots, grads, variables, wanted_grads, retain_graph)
+            _backward_node(node, slots, grads, variables, wanted_grads, retain_graph,
+                           node_grads)
         for var in finals.get(position, ()):
             done = variables.pop(var, None)
             if done is not None:
@@ -159,7 +177,7 @@ def run_backward(heads, retain_graph, wanted=(), on_final=None):
     return variables, [wanted_grads[(id(node), idx)] for node, idx in wanted]
 
 
-def _backward_node(node, slots, grads, variables, wanted_grads, retain_graph):
+def _backward_node(node, slots, grads, variables, wanted_grads, retain_graph, node_grads):
     """Run one node's backward: its input gradients go to its producers' slots in
     ``grads`` and to the variables' sums in ``variables``."""
     if node.backward is None:
@@ -167,7 +185,12 @@ def _backward_node(node, slots, grads, variables, wanted_grads, retain_graph):
     for k, grad in enumerate(slots):
         if (id(node), k) in wanted_grads:
             wanted_grads[(id(node), k)] = grad
-    if len(node.outputs) == 1:
+    profiler = _profiler
+    if profiler is not None:
+        start = time.perf_counter()
+    if node_grads is not None:
+        in_grads = node_grads(node, slots)
+    elif len(node.outputs) == 1:
         in_grads = node.backward(slots[0])
     else:
         in_grads = node.backward(tuple(
@@ -175,6 +198,8 @@ def _backward_node(node, slots, grads, variables, wanted_grads, retain_graph):
             for g, (shape, dtype) in zip(slots, node.outputs)))
     if not isinstance(in_grads, (tuple, list)):
         in_grads = (in_grads,)
+    if profiler is not None:
+        profiler.backward_done(node, in_grads, start)
     if len(in_grads) != len(node.parents):
         raise MXNetError('backward of op %r returned %d gradients for %d inputs'
                          % (node.name, len(in_grads), len(node.parents)))
@@ -197,3 +222,4 @@ def _backward_node(node, slots, grads, variables, wanted_grads, retain_graph):
     if not retain_graph:
         node.backward = None
         node.parents = None
+        node.saved = None
