@@ -159,8 +159,9 @@ def _mutable_inputs(order):
         if not node.is_variable:
             spec = spec_of(node.op)
             names = spec.input_names(node.attrs, len(node.inputs))
+            aux_names = spec.aux_input_names(node.attrs)
             for (src, _), name in zip(node.inputs, names):
-                if name in spec.aux_names and src.is_variable:
+                if name in aux_names and src.is_variable:
                     out.add(id(src))
     return out
 

@@ -199,7 +199,7 @@ def _infer_node(node, shapes, dtypes, done):
     out_keys = [(id(node), i) for i in range(spec.num_outputs(node.attrs))]
     ins = [shapes.get(k) for k in in_keys]
     outs = [shapes.get(k) for k in out_keys]
-    if node.subgraphs:  # a control-flow op: its subgraphs' inference, run again on news
+    if node.subgraphs or spec.own_inference:  # control flow, custom: run again on news
         if done.get(id(node)) != (ins, outs):
             done[id(node)] = (ins, outs)
             new_ins, new_outs = spec.infer_shapes(node, ins, outs)
@@ -338,7 +338,7 @@ def infer_types(order, given):
 
 def _type_node(node, types):
     spec = spec_of(node.op)
-    if node.subgraphs:  # a control-flow op: its subgraphs' inference
+    if node.subgraphs or spec.own_inference:  # a control-flow op, a custom op
         keys = [(id(src), idx) for src, idx in node.inputs] + \
             [(id(node), i) for i in range(spec.num_outputs(node.attrs))]
         new_ins, new_outs = spec.infer_types(node, [types.get(k) for k in keys[:len(

@@ -86,10 +86,11 @@ class Symbol:
             if node.is_variable:
                 continue
             spec = spec_of(node.op)
-            if spec.aux_names:
+            aux_names = spec.aux_input_names(node.attrs)
+            if aux_names:
                 for (src, _), name in zip(node.inputs,
                                           spec.input_names(node.attrs, len(node.inputs))):
-                    if name in spec.aux_names and src.is_variable:
+                    if name in aux_names and src.is_variable:
                         aux.add(id(src))
         return aux
 

@@ -1,0 +1,201 @@
+"""``mx.operator``: operators written in Python, as MXNet 1.x's custom operators.
+
+Subclass ``CustomOp`` (the computation) and ``CustomOpProp`` (what the op takes and
+makes), register the property class with ``@mx.operator.register('name')``, and call
+the op with ``mx.nd.Custom(*inputs, op_type='name', **kwargs)`` or, in graphs and
+hybridized blocks, ``mx.sym.Custom``. Keyword arguments reach the property's
+``__init__`` as strings. Autograd differentiates through the op with its ``backward``.
+
+Example::
+
+    class Sigmoid(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self.assign(out_data[0], req[0], 1 / (1 + mx.nd.exp(-in_data[0])))
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            y = out_data[0]
+            self.assign(in_grad[0], req[0], out_grad[0] * y * (1 - y))
+
+    @mx.operator.register('sigmoid')
+    class SigmoidProp(mx.operator.CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Sigmoid()
+
+    y = mx.nd.Custom(x, op_type='sigmoid')
+"""
+from .base import MXNetError
+from .ndarray import custom as _custom
+
+__all__ = ['CustomOp', 'CustomOpProp', 'register']
+
+
+class CustomOp:
+    """The computation of a custom operator; ``CustomOpProp.create_operator`` makes it.
+
+    ``forward`` and ``backward`` receive preallocated arrays and write their results
+    into them, with ``assign``. They run with autograd recording paused.
+    """
+
+    def __init__(self):
+        pass
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        """Compute the outputs; override it.
+
+        Parameters
+        ----------
+        is_train : int
+            1 in training mode (``autograd.record()``, ``is_train=True``), else 0.
+        req : list of str
+            How to write each output: 'null', 'write', 'inplace' or 'add'
+            (see ``assign``).
+        in_data : list of NDArray
+            The arguments, in ``list_arguments`` order.
+        out_data : list of NDArray
+            The outputs to fill, shaped by ``infer_shape``.
+        aux : list of NDArray
+            The auxiliary states; changes written into them stay.
+        """
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        """Compute the gradients of the arguments; override it.
+
+        Parameters
+        ----------
+        req : list of str
+            How to write each of ``in_grad``; 'null' for arguments whose gradient
+            nobody needs.
+        out_grad : list of NDArray
+            The gradients of the outputs.
+        in_data, out_data, aux : list of NDArray
+            As ``forward`` saw them.
+        in_grad : list of NDArray
+            The arguments' gradients to fill.
+        """
+
+    def assign(self, dst, req, src):
+        """Write ``src`` into ``dst`` as ``req`` says: 'null' leaves ``dst`` alone,
+        'write' and 'inplace' overwrite it, 'add' adds to it.
+
+        Raises
+        ------
+        MXNetError
+            For any other ``req``.
+        """
+        if req == 'null':
+            return
+        if req in ('write', 'inplace'):
+            dst[:] = src
+        elif req == 'add':
+            dst[:] += src
+        else:
+            raise MXNetError("assign: req must be 'null', 'write', 'inplace' or 'add', got %r"
+                             % (req,))
+
+
+class CustomOpProp:
+    """What a custom operator takes and makes; subclass it and register the subclass.
+
+    Its ``__init__`` receives the keyword arguments of the ``Custom`` call (other than
+    ``op_type``), as strings.
+
+    Parameters
+    ----------
+    need_top_grad : bool, default True
+        Whether ``backward`` reads the gradients of the outputs; a loss that makes its own
+        gradient (a softmax with its label) passes False.
+    """
+
+    def __init__(self, need_top_grad=True):
+        self.need_top_grad_ = need_top_grad
+
+    def infer_shape(self, in_shape):
+        """The shapes of the arguments, outputs and auxiliary states from the arguments'.
+
+        Parameters
+        ----------
+        in_shape : list of list of int
+            One shape per argument ([] where not known yet, in graphs).
+
+        Returns
+        -------
+        tuple of 2 or 3 lists
+            Argument shapes, output shapes, and optionally auxiliary state shapes. By
+            default every output has the first argument's shape.
+        """
+        return in_shape, (in_shape[0],) * len(self.list_outputs()), ()
+
+    def infer_type(self, in_type):
+        """The dtypes of the arguments, outputs and auxiliary states from the arguments'.
+
+        Parameters
+        ----------
+        in_type : list of numpy scalar types
+            One per argument (None where not known yet, in graphs).
+
+        Returns
+        -------
+        tuple of 2 or 3 lists
+            By default everything has the first argument's dtype.
+        """
+        return in_type, [in_type[0]] * len(self.list_outputs()), \
+            [in_type[0]] * len(self.list_auxiliary_states())
+
+    def list_outputs(self):
+        """The names of the outputs (default ``['output']``)."""
+        return ['output']
+
+    def list_arguments(self):
+        """The names of the arguments (default ``['data']``)."""
+        return ['data']
+
+    def list_auxiliary_states(self):
+        """The names of the auxiliary states, inputs the operator updates itself and that
+        get no gradient (default none)."""
+        return []
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        """The ids among ``out_grad``, ``in_data`` and ``out_data`` that ``backward``
+        reads; the default is all of them, less ``out_grad`` without ``need_top_grad``.
+        """
+        deps = []
+        if self.need_top_grad_:
+            deps.extend(out_grad)
+        deps.extend(in_data)
+        deps.extend(out_data)
+        return deps
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        """The ``CustomOp`` that computes; override it.
+
+        Parameters
+        ----------
+        ctx : Context
+        in_shapes : list of list of int
+            The shapes of the arguments and auxiliary states.
+        in_dtypes : list of int
+            Their dtypes as MXNet's type codes (0 float32, 1 float64, 2 float16, 3 uint8,
+            4 int32, 5 int8, 6 int64, 7 bool).
+        """
+        return CustomOp()
+
+
+def register(reg_name):
+    """Decorator registering a ``CustomOpProp`` subclass as the custom operator
+    ``reg_name``, the ``op_type`` that ``Custom`` takes. Registering a name again replaces
+    the earlier class (with a warning).
+
+    Raises
+    ------
+    MXNetError
+        If the decorated object is not a class.
+    """
+    def do_register(prop_cls):
+        if not isinstance(prop_cls, type):
+            raise MXNetError('mx.operator.register(%r) decorates a subclass of '
+                             'mx.operator.CustomOpProp, got %r' % (reg_name, prop_cls))
+        return _custom.register(reg_name, prop_cls)
+    return do_register
+
+
+register('custom_op')(CustomOpProp)
