@@ -2,8 +2,11 @@
 import contextlib
 import functools
 import math
+import numbers
 import os
+import platform
 import sys
+import time
 import zipfile
 
 import numpy as np
@@ -29,6 +32,11 @@ def default_context():
     return _default_ctx[0] or cpu(0)
 
 
+def is_aarch64_run():
+    """True on a 64-bit ARM machine (MXNet's tests skip a few cases there)."""
+    return platform.machine() == 'aarch64'
+
+
 def set_default_context(ctx):
     """Set the context ``default_context()`` returns.
 
@@ -47,9 +55,16 @@ def _as_numpy(a):
 
 
 def _tolerances(a, b, rtol, atol):
+    """Float tolerances for comparing ``a`` and ``b``; ``rtol``/``atol`` may be a float,
+    None (this module's defaults by dtype) or a dict dtype -> float as MXNet allows."""
     dt = a.dtype if a.dtype in _RTOL else (b.dtype if b.dtype in _RTOL else np.dtype('float64'))
-    return (_RTOL.get(dt, 1e-7) if rtol is None else rtol,
-            _ATOL.get(dt, 1e-9) if atol is None else atol)
+
+    def pick(tol, defaults):
+        if isinstance(tol, dict):
+            tol = {np.dtype(k): v for k, v in tol.items()}.get(dt)
+        return defaults.get(dt, defaults[np.dtype('float64')]) if tol is None else tol
+
+    return pick(rtol, _RTOL), pick(atol, _ATOL)
 
 
 def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
@@ -182,28 +197,8 @@ def rand_ndarray(shape, stype='default', density=None, dtype=None, ctx=None):
                            ctx=ctx or default_context())
 
 
-def numeric_grad(fn, inputs, eps=1e-4, which=None):
-    """Central-difference gradients of scalar ``fn(list of numpy arrays)``.
-
-    Each element of each input is perturbed in place by ``+eps`` and ``-eps`` in turn
-    (and restored), and the gradient is ``(fn(plus) - fn(minus)) / (2 * eps)``.
-
-    Parameters
-    ----------
-    fn : callable
-        Takes the list ``inputs`` and returns a scalar.
-    inputs : list of numpy.ndarray
-        The point to differentiate at; use float64 arrays for accuracy.
-    eps : float, default 1e-4
-        The step.
-    which : list of int, optional
-        Differentiate only these inputs; all by default.
-
-    Returns
-    -------
-    list of numpy.ndarray
-        float64 gradients of the shapes of the chosen inputs.
-    """
+def _central_differences(fn, inputs, eps, which):
+    """Central-difference gradients of scalar ``fn(inputs)`` for the inputs ``which``."""
     grads = []
     for k in (range(len(inputs)) if which is None else which):
         arr = inputs[k]
@@ -221,21 +216,565 @@ def numeric_grad(fn, inputs, eps=1e-4, which=None):
     return grads
 
 
-def check_numeric_gradient(fn, location, numeric_eps=1e-4, rtol=1e-2, atol=None,
-                           grad_nodes=None, ctx=None, dtype=np.float64, head_grad=None):
-    """Compare autograd gradients of ``fn`` with central differences.
+def _executor_differences(executor, location, aux_states, eps, use_forward_train, dtype,
+                          names=None):
+    """Finite differences of ``sum(executor.outputs[0])`` by each element of the arguments
+    ``names`` (all of ``location`` by default), MXNet's way: steps of ``eps / 2`` either
+    side, the auxiliary states reset before every forward."""
+    location = {k: np.array(_as_numpy(v), order='C') for k, v in location.items()}
+    aux_states = {k: _as_numpy(v) for k, v in (aux_states or {}).items()}
+    for k, v in location.items():
+        executor.arg_dict[k][:] = v
+
+    def total():
+        for key, val in aux_states.items():
+            executor.aux_dict[key][:] = val
+        executor.forward(is_train=use_forward_train)
+        return _as_numpy(executor.outputs[0]).astype(np.float64)
+
+    grads = {}
+    for k in (list(location) if names is None else names):
+        v = location[k]
+        grads[k] = grad = np.zeros(v.shape, dtype=dtype)
+        if v.dtype.kind != 'f':  # integer arguments (indices, labels) have no gradient
+            continue
+        flat, gflat, target = v.reshape(-1), grad.reshape(-1), executor.arg_dict[k]
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + eps / 2.0
+            target[:] = v
+            plus = total()
+            flat[i] = old - eps / 2.0
+            target[:] = v
+            minus = total()
+            flat[i] = old
+            gflat[i] = (plus - minus).sum() / eps
+        target[:] = v
+    return grads
+
+
+def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_train=True,
+                 dtype=np.float32, which=None):
+    """Finite-difference gradients, of an executor's first output (MXNet's form) or of a
+    Python function of numpy arrays.
 
     Parameters
     ----------
-    fn : callable
-        Takes NDArrays (one per entry of ``location``) and returns an NDArray or a list of
-        NDArrays. Differentiated is ``sum(out * head_grad)`` with a fixed random head.
-    location : list or dict of array-like
-        Where to evaluate; values are converted to ``dtype`` (float64 by default).
-    grad_nodes : list of int or str, optional
-        Which inputs to check (all by default).
+    executor : Executor or callable
+        An Executor: differentiated is the sum of ``outputs[0]``, with steps of
+        ``eps / 2`` either side of each element, as MXNet does. A callable: it takes the
+        list ``location`` and returns a scalar, differentiated with steps of ``eps``
+        either side (each element is perturbed in place and restored).
+    location : dict of str to array (Executor) or list of numpy.ndarray (callable)
+        The point to differentiate at (with a callable, float64 arrays give accuracy).
+    aux_states : dict of str to array, optional
+        An executor's auxiliary states, written back before every forward.
+    eps : float, default 1e-4
+        The step.
+    use_forward_train : bool, default True
+        Whether the executor runs in training mode.
+    dtype : numpy dtype, default float32
+        The dtype of the executor's gradients.
+    which : list of int, optional
+        With a callable: differentiate only these inputs (all by default).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray (Executor) or list of float64 numpy.ndarray (callable)
     """
-    ctx = Context(ctx) if ctx is not None else default_context()
+    from .symbol.executor import Executor
+    if isinstance(executor, Executor):
+        return _executor_differences(executor, location, aux_states, eps, use_forward_train,
+                                     dtype)
+    if not callable(executor):
+        raise TypeError('numeric_grad takes an Executor or a function, got %s'
+                        % type(executor).__name__)
+    return _central_differences(executor, location, eps, which)
+
+
+# ---- MXNet's tolerances and the checks of symbols --------------------------------------
+# When a test gives no tolerance, the checks of symbols take MXNet's defaults (these
+# tables), which MXNet's tests were tuned against; assert_almost_equal keeps its own.
+
+_EXACT_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int32, np.uint32,
+                                        np.int64, np.uint64)]
+
+
+def _dtype_table(float16, float32, float64):
+    table = {np.dtype(np.float16): float16, np.dtype(np.float32): float32,
+             np.dtype(np.float64): float64}
+    table.update((dt, 0) for dt in _EXACT_DTYPES)
+    return table
+
+
+def default_rtols():
+    """MXNet's default relative tolerance per dtype (0 for integer and bool types)."""
+    return _dtype_table(1e-2, 1e-4, 1e-5)
+
+
+def default_atols():
+    """MXNet's default absolute tolerance per dtype (0 for integer and bool types)."""
+    return _dtype_table(1e-1, 1e-3, 1e-20)
+
+
+def default_numeric_eps():
+    """MXNet's default finite-difference step per float dtype (powers of two, which add
+    to an input without rounding away bits of the step)."""
+    return {np.dtype(np.float16): 1.0 / 2 ** 6, np.dtype(np.float32): 1.0 / 2 ** 9,
+            np.dtype(np.float64): 1.0 / 2 ** 14}
+
+
+def get_tolerance(dat, tol, default_tol):
+    """The tolerance for comparisons of ``dat``: ``tol`` when it is a number, else its
+    entry (a dict dtype -> float) or ``default_tol``'s for ``dat``'s dtype."""
+    if isinstance(tol, numbers.Number):
+        return tol
+    dtype = effective_dtype(dat if hasattr(dat, 'dtype') else np.asarray(dat))
+    tol = {} if tol is None else {np.dtype(k): v for k, v in tol.items()}
+    return tol.get(dtype, default_tol.get(dtype, 0))
+
+
+def get_tols(x, y, rtol, atol):
+    """``(rtol, atol)`` for comparing ``x`` with ``y``: the looser of the two dtypes'."""
+    return (max(get_tolerance(x, rtol, default_rtols()), get_tolerance(y, rtol, default_rtols())),
+            max(get_tolerance(x, atol, default_atols()), get_tolerance(y, atol, default_atols())))
+
+
+def get_atol(atol=None, dtype=np.dtype(np.float64)):
+    """``atol``, or MXNet's default absolute tolerance for ``dtype``."""
+    return default_atols()[np.dtype(dtype)] if atol is None else atol
+
+
+def get_rtol(rtol=None, dtype=np.dtype(np.float64)):
+    """``rtol``, or MXNet's default relative tolerance for ``dtype``."""
+    return default_rtols()[np.dtype(dtype)] if rtol is None else rtol
+
+
+def assert_allclose(a, b, rtol=1e-07, atol=0, equal_nan=True):
+    """``assert_almost_equal`` with numpy's ``assert_allclose`` defaults (as MXNet's)."""
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def _without_nans(a, b):
+    a = np.array(_as_numpy(a), dtype=np.float64)
+    b = np.array(_as_numpy(b), dtype=np.float64)
+    a, b = np.broadcast_arrays(a, b) if a.shape != b.shape else (a, b)
+    a, b = a.copy(), b.copy()
+    nan = np.isnan(a) | np.isnan(b)
+    a[nan] = 0
+    b[nan] = 0
+    return a, b
+
+
+def almost_equal_ignore_nan(a, b, rtol=None, atol=None):
+    """``almost_equal`` leaving out the places where either array is NaN."""
+    return almost_equal(*_without_nans(a, b), rtol=rtol, atol=atol)
+
+
+def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=('a', 'b')):
+    """``assert_almost_equal`` leaving out the places where either array is NaN."""
+    a, b = _without_nans(a, b)
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, names=names)
+
+
+def _assert_close(a, b, rtol, atol, names, equal_nan=False):
+    """``assert_almost_equal`` with MXNet's default tolerances for the dtypes of a and b."""
+    a, b = _as_numpy(a), _as_numpy(b)
+    rtol, atol = get_tols(a, b, rtol, atol)
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, names=names, equal_nan=equal_nan)
+
+
+def _checked_dtype(dtype, allow_asnumpy=True):
+    if allow_asnumpy and isinstance(dtype, str) and dtype == 'asnumpy':
+        return dtype
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError('dtype must be float16, float32 or float64%s, got %r'
+                         % (" or 'asnumpy'" if allow_asnumpy else '', dtype))
+    return dt
+
+
+def _as_input(value, ctx, dtype):
+    """``value`` as an NDArray on ``ctx``: numpy-like values in ``dtype`` (their own with
+    'asnumpy'); NDArrays keep their dtype, as MXNet keeps them."""
+    if isinstance(value, NDArray):
+        return value.as_in_context(ctx)
+    value = np.asarray(_as_numpy(value))
+    return array(value, ctx=ctx, dtype=value.dtype if dtype == 'asnumpy' else dtype)
+
+
+def _named(values, names, what):
+    """A list (in ``names`` order; extra entries are ignored, as MXNet ignores them) or a
+    dict of all ``names`` as a dict."""
+    if isinstance(values, dict):
+        if set(values) != set(names):
+            raise ValueError('%s names %s, but the symbol has %s %s; give a value for each '
+                             'of them' % (what, sorted(values), what, names))
+        return dict(values)
+    if not isinstance(values, (list, tuple)):
+        raise TypeError('%s must be a list (in the order of %s) or a dict by name, got %s'
+                        % (what, names, type(values).__name__))
+    if len(values) < len(names):
+        raise ValueError('%s gives %d arrays but the symbol has %d: %s'
+                         % (what, len(values), len(names), names))
+    return dict(zip(names, values))
+
+
+def _parse_location(sym, location, ctx, dtype=np.float32):
+    """``location`` (a list in ``sym.list_arguments()`` order or a dict by name) as a dict
+    of NDArrays on ``ctx``."""
+    dtype = _checked_dtype(dtype)
+    named = _named(location, sym.list_arguments(), 'location')
+    return {k: _as_input(v, ctx, dtype) for k, v in named.items()}
+
+
+def _parse_aux_states(sym, aux_states, ctx, dtype=np.float32):
+    """``aux_states`` (list or dict, as ``location``) as a dict of NDArrays, or None when
+    the symbol has no auxiliary states."""
+    dtype = _checked_dtype(dtype)
+    names = sym.list_auxiliary_states()
+    if aux_states is None:
+        if names:
+            raise ValueError('the symbol has auxiliary states %s: pass their values as '
+                             'aux_states' % (names,))
+        return None
+    named = _named(aux_states, names, 'aux_states')
+    return {k: _as_input(v, ctx, dtype) for k, v in named.items()}
+
+
+def _context_of(ctx):
+    return default_context() if ctx is None else Context(ctx)
+
+
+def simple_forward(sym, ctx=None, is_train=False, **inputs):
+    """Run ``sym`` once on numpy inputs given by argument name; return the output as a
+    numpy array (a list of them when the symbol has several outputs)."""
+    ctx = _context_of(ctx)
+    exe = sym.bind(ctx, args={k: array(v, ctx=ctx) for k, v in inputs.items()},
+                   grad_req='null')
+    exe.forward(is_train=is_train)
+    outputs = [out.asnumpy() for out in exe.outputs]
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
+                           ctx=None, equal_nan=False, dtype=np.float32):
+    """Assert that ``sym``'s forward pass (inference mode) gives ``expected``.
+
+    Parameters
+    ----------
+    sym : Symbol
+    location : list or dict of array-like
+        The arguments' values, in ``sym.list_arguments()`` order or by name (all of them).
+    expected : list or dict of array-like
+        The outputs, in ``sym.list_outputs()`` order or by output name; a shorter list
+        checks the first outputs only.
+    rtol, atol : float or dict of dtype to float, optional
+        MXNet's defaults by dtype when omitted (float32: 1e-4 and 1e-3).
+    aux_states : list or dict of array-like, optional
+        Needed when the symbol has auxiliary states (BatchNorm's moving statistics).
+    ctx : Context, optional
+        ``default_context()`` by default.
+    equal_nan : bool, default False
+    dtype : numpy float dtype or 'asnumpy', default float32
+        The dtype the numpy inputs are converted to ('asnumpy' keeps theirs).
+
+    Returns
+    -------
+    list of NDArray
+        The outputs.
+    """
+    ctx = _context_of(ctx)
+    args = _parse_location(sym, location, ctx, dtype)
+    aux = _parse_aux_states(sym, aux_states, ctx, dtype)
+    names = sym.list_outputs()
+    if isinstance(expected, dict):
+        expected = [expected[k] for k in names]
+    exe = sym.bind(ctx, args=args, aux_states=aux, grad_req='null')
+    exe.forward(is_train=False)
+    for name, want, got in zip(names, expected, exe.outputs):
+        _assert_close(want, got, rtol, atol, ('EXPECTED_%s' % name, 'FORWARD_%s' % name),
+                      equal_nan)
+    return exe.outputs
+
+
+def _grad_req_by_name(grad_req, names):
+    if isinstance(grad_req, str):
+        return {k: grad_req for k in names}
+    if isinstance(grad_req, (list, tuple)):
+        return dict(zip(names, grad_req))
+    return dict(grad_req)
+
+
+def _dense_gradients_only(stypes, what):
+    for name, stype in (stypes or {}).items():
+        if stype not in (None, 'default'):
+            raise MXNetError('%s: %r asks for %r storage; minigluon has dense storage only '
+                             "('default')" % (what, name, stype))
+
+
+def _compare_gradient(name, req, want, got, start, rtol, atol, names, equal_nan=False):
+    """Check one gradient per its ``grad_req``: 'write' gives ``want``, 'add' adds
+    ``want`` to ``start``, 'null' leaves ``start``."""
+    got = _as_numpy(got)
+    if req == 'write':
+        _assert_close(want, got, rtol, atol, names, equal_nan)
+    elif req == 'add':
+        _assert_close(want, got - start, rtol, atol, names, equal_nan)
+    elif req == 'null':
+        _assert_close(start, got, rtol, atol, names, equal_nan)
+    else:
+        raise ValueError("grad_req of %r must be 'write', 'add' or 'null', got %r"
+                         % (name, req))
+
+
+def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
+                            aux_states=None, grad_req='write', ctx=None, grad_stypes=None,
+                            equal_nan=False, dtype=np.float32):
+    """Assert that ``sym``'s backward pass gives the gradients ``expected``.
+
+    Parameters
+    ----------
+    sym : Symbol
+    location : list or dict of array-like
+        The arguments' values (all), in ``sym.list_arguments()`` order or by name.
+    out_grads : list or dict of array-like, or None
+        The gradients of the outputs (ones when None).
+    expected : list or dict of array-like
+        The arguments' gradients, in ``list_arguments()`` order or by name; only the
+        arguments listed are checked.
+    rtol, atol : float or dict of dtype to float, optional
+        MXNet's defaults by dtype when omitted.
+    aux_states : list or dict of array-like, optional
+    grad_req : str, list or dict, default 'write'
+        'write', 'add' (checked against random initial gradients plus ``expected``) or
+        'null' (the initial gradients must stay).
+    ctx : Context, optional
+    grad_stypes : dict of str to str, optional
+        Only 'default' (dense) storage exists in minigluon.
+    equal_nan : bool, default False
+    dtype : numpy float dtype or 'asnumpy', default float32
+
+    Returns
+    -------
+    dict of str to NDArray
+        The gradient arrays.
+    """
+    ctx = _context_of(ctx)
+    _dense_gradients_only(grad_stypes, 'check_symbolic_backward: grad_stypes')
+    args = _parse_location(sym, location, ctx, dtype)
+    aux = _parse_aux_states(sym, aux_states, ctx, dtype)
+    arg_names = sym.list_arguments()
+    if isinstance(expected, (list, tuple)):
+        expected = dict(zip(arg_names, expected))
+    # the gradient arrays start random, so that 'add' and 'null' are checked
+    start = {k: np.random.normal(size=np.shape(v)) for k, v in sorted(expected.items())}
+    grads = {k: array(v, ctx=ctx, dtype=np.asarray(_as_numpy(expected[k])).dtype
+                      if dtype == 'asnumpy' else dtype) for k, v in start.items()}
+    reqs = _grad_req_by_name(grad_req, arg_names)
+    exe = sym.bind(ctx, args=args, args_grad=grads, aux_states=aux, grad_req=reqs)
+    exe.forward(is_train=True)
+    exe.backward(_as_out_grads(out_grads, sym.list_outputs(), ctx, dtype))
+    for name in expected:
+        _compare_gradient(name, reqs.get(name, 'null'), expected[name], grads[name],
+                          start[name], rtol, atol, ('EXPECTED_%s' % name, 'BACKWARD_%s' % name),
+                          equal_nan)
+    return grads
+
+
+def _as_out_grads(out_grads, names, ctx, dtype):
+    """Head gradients as a list of NDArrays (None stays None: ones)."""
+    if out_grads is None:
+        return None
+    if isinstance(out_grads, dict):
+        out_grads = [out_grads.get(k) for k in names]
+    elif not isinstance(out_grads, (list, tuple)):
+        out_grads = [out_grads]
+    return [None if g is None else _as_input(g, ctx, dtype) for g in out_grads]
+
+
+def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ='whole', **kwargs):
+    """Seconds per run of ``sym``, averaged over ``N`` runs after one warm-up.
+
+    Parameters
+    ----------
+    sym : Symbol
+    location : dict of str to numpy.ndarray, optional
+        The inputs; random normal ones of the shapes in ``kwargs`` when omitted.
+    ctx : Context, optional
+    N : int, default 20
+    grad_req : str, list or dict, optional
+        'write' by default.
+    typ : {'whole', 'forward'}
+        Time forward and backward, or forward alone.
+    **kwargs
+        Argument shapes for ``simple_bind`` when ``location`` is omitted.
+    """
+    if typ not in ('whole', 'forward'):
+        raise ValueError("check_speed: typ must be 'whole' or 'forward', got %r" % (typ,))
+    ctx = _context_of(ctx)
+    grad_req = 'write' if grad_req is None else grad_req
+    if location is None:
+        exe = sym.simple_bind(ctx, grad_req=grad_req, **kwargs)
+        location = {k: np.random.normal(size=arr.shape) for k, arr in exe.arg_dict.items()}
+    else:
+        if not isinstance(location, dict):
+            raise TypeError('check_speed: location must be a dict of argument name to array, '
+                            'got %s' % type(location).__name__)
+        exe = sym.simple_bind(ctx, grad_req=grad_req,
+                              **{k: np.shape(v) for k, v in location.items()})
+    for name, value in location.items():
+        exe.arg_dict[name][:] = np.asarray(_as_numpy(value)).astype(exe.arg_dict[name].dtype)
+    train = typ == 'whole'
+
+    def run():
+        exe.forward(is_train=train)
+        if train:
+            exe.backward(out_grads=exe.outputs)
+        for out in exe.outputs:
+            out.wait_to_read()
+
+    run()
+    tic = time.time()
+    for _ in range(N):
+        run()
+    return (time.time() - tic) / N
+
+
+def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=None, head_grad=None):
+    """Compare the backward pass of a Symbol, or autograd's gradients of a function, with
+    finite differences.
+
+    Parameters
+    ----------
+    sym : Symbol or callable
+        A Symbol with one output, checked as MXNet does: differentiated is
+        ``sum(sym * P)`` for a fixed random ``P`` in [0.1, 1.1), its backward run through
+        ``bind``, the differences through the executor with steps of ``numeric_eps / 2``
+        either side. Or a function of NDArrays (one per entry of ``location``) returning
+        an NDArray or a list of them: differentiated is ``sum(out * head_grad)`` with a
+        fixed random head, the gradients by autograd.
+    location : list or dict of array-like
+        The point: a value for every argument, in ``sym.list_arguments()`` order (the
+        function's parameter order) or by name.
+    aux_states : list or dict of array-like, optional
+        A Symbol's auxiliary states (reset before every forward of the differences).
+    numeric_eps : float or dict of dtype to float, optional
+        The step: for a Symbol MXNet's default by the output's dtype (float32 2**-9,
+        float64 2**-14); for a function 1e-4 (steps of ``eps`` either side).
+    rtol, atol : float or dict of dtype to float, optional
+        For a Symbol MXNet's defaults by dtype (float32: 1e-4 and 1e-3); for a function
+        1e-2 and 1e-4.
+    grad_nodes : list of str (or int for a function), or dict of str to str, optional
+        The arguments to check (all by default); a dict gives each one's grad_req
+        ('write', 'add' or 'null'), checked as ``check_symbolic_backward`` does.
+    use_forward_train : bool, default True
+        Whether the differences run the Symbol in training mode.
+    ctx : Context, optional
+        ``default_context()`` by default.
+    grad_stype_dict : dict of str to str, optional
+        Only 'default' (dense) storage exists in minigluon.
+    dtype : numpy float dtype, optional
+        The dtype of the computation: float32 for a Symbol, float64 for a function.
+    head_grad : list of NDArray, optional
+        A function's output gradients (random by default).
+
+    Raises
+    ------
+    AssertionError
+        Naming the argument whose gradient differs, and where.
+    """
+    from .symbol import Symbol
+    if isinstance(sym, Symbol):
+        if head_grad is not None:
+            raise ValueError('check_numeric_gradient: head_grad is for functions; a Symbol '
+                             'is differentiated against a random projection of its output')
+        _check_symbol_gradient(sym, location, aux_states, numeric_eps, rtol, atol, grad_nodes,
+                               use_forward_train, _context_of(ctx), grad_stype_dict,
+                               _checked_dtype(np.float32 if dtype is None else dtype,
+                                              allow_asnumpy=False))
+    elif callable(sym):
+        if aux_states is not None:
+            raise ValueError('check_numeric_gradient: aux_states is for Symbols, not functions')
+        _check_function_gradient(sym, location, 1e-4 if numeric_eps is None else numeric_eps,
+                                 1e-2 if rtol is None else rtol, 1e-4 if atol is None else atol,
+                                 grad_nodes, ctx, np.float64 if dtype is None else dtype,
+                                 head_grad)
+    else:
+        raise TypeError('check_numeric_gradient takes a Symbol or a function of NDArrays, '
+                        'got %s' % type(sym).__name__)
+
+
+def _check_symbol_gradient(sym, location, aux_states, numeric_eps, rtol, atol, grad_nodes,
+                           use_forward_train, ctx, grad_stype_dict, dtype):
+    from . import symbol
+    _dense_gradients_only(grad_stype_dict, 'check_numeric_gradient: grad_stype_dict')
+    args = _parse_location(sym, location, ctx, dtype)
+    aux = _parse_aux_states(sym, aux_states, ctx, dtype)
+    if grad_nodes is None:
+        reqs = {k: 'write' for k in sym.list_arguments()}
+    elif isinstance(grad_nodes, dict):
+        reqs = dict(grad_nodes)
+    elif isinstance(grad_nodes, (list, tuple)):
+        reqs = {k: 'write' for k in grad_nodes}
+    else:
+        raise TypeError('grad_nodes must be a list of argument names or a dict name -> '
+                        'grad_req, got %s' % type(grad_nodes).__name__)
+    unknown = sorted(set(reqs) - set(args))
+    if unknown:
+        raise ValueError('grad_nodes names %s, which are not arguments of the symbol %s'
+                         % (unknown, sym.list_arguments()))
+    outputs = sym.list_outputs()
+    if len(outputs) != 1:
+        raise ValueError('check_numeric_gradient needs a symbol with one output, got %d %s; '
+                         'check one at a time (sym[i])' % (len(outputs), outputs))
+    _, out_shapes, _ = sym.infer_shape(**{k: v.shape for k, v in args.items()})
+    if not out_shapes or out_shapes[0] is None:
+        raise ValueError('check_numeric_gradient: the output shape of the symbol cannot be '
+                         'inferred from the argument shapes %s'
+                         % {k: v.shape for k, v in args.items()})
+    out_shape = tuple(out_shapes[0])
+    # Differentiated is sum(out * P): P's elements are kept away from 0, which would lose
+    # the precision of the differences.
+    proj_name = '__random_proj'
+    proj = np.random.rand(*out_shape) + 0.1
+    loss = symbol.make_loss(sym * symbol.Variable(proj_name))
+    start = {k: np.random.normal(0, 0.01, size=args[k].shape) for k in reqs}
+    np.random.normal(0, 0.01, size=out_shape)  # MXNet's draw for P's gradient: same stream
+    grads = {k: array(v, ctx=ctx, dtype=dtype) for k, v in start.items()}
+    values = {k: v.asnumpy() for k, v in args.items()}
+    aux_values = None if aux is None else {k: v.asnumpy() for k, v in aux.items()}
+    args[proj_name] = array(proj, ctx=ctx, dtype=dtype)
+    exe = loss.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
+    exe.forward(is_train=True)
+    eps = get_tolerance(exe.outputs[0], numeric_eps, default_numeric_eps())
+    if not eps > 0:
+        raise ValueError('check_numeric_gradient: no numeric_eps for outputs of dtype %s; '
+                         'pass one' % exe.outputs[0].dtype)
+    if dtype in (np.dtype(np.float16), np.dtype(np.float32)) and eps < 1e-5:
+        raise ValueError('check_numeric_gradient: numeric_eps=%g is too small for %s '
+                         'differences; use at least 1e-5 or dtype=np.float64' % (eps, dtype))
+    exe.backward()
+    # the differences run a second executor of their own, recording nothing
+    fd_exe = loss.bind(ctx, args={k: v.copy() for k, v in args.items()}, grad_req='null',
+                       aux_states=None if aux is None else {k: array(v, ctx=ctx, dtype=v.dtype)
+                                                            for k, v in aux_values.items()})
+    numeric = _executor_differences(fd_exe, values, aux_values, eps, use_forward_train, dtype,
+                                    names=list(reqs))
+    for name, req in reqs.items():
+        _compare_gradient(name, req, numeric[name], grads[name], start[name], rtol, atol,
+                          ('NUMERICAL_%s' % name, 'BACKWARD_%s' % name))
+
+
+def _check_function_gradient(fn, location, numeric_eps, rtol, atol, grad_nodes, ctx, dtype,
+                             head_grad):
+    """check_numeric_gradient of a function of NDArrays, by autograd."""
+    ctx = _context_of(ctx)
     names = list(location.keys()) if isinstance(location, dict) else None
     values = list(location.values()) if names else list(location)
     values = [np.array(_as_numpy(v), dtype=dtype) for v in values]
@@ -267,11 +806,10 @@ def check_numeric_gradient(fn, location, numeric_eps=1e-4, rtol=1e-2, atol=None,
         return sum(float((_as_numpy(o).astype(np.float64) * h).sum())
                    for o, h in zip(outs_, head_np))
 
-    numeric = numeric_grad(scalar, values, eps=numeric_eps, which=check)
+    numeric = _central_differences(scalar, values, numeric_eps, check)
     for k, i in enumerate(check):
         label = names[i] if names else 'input %d' % i
-        assert_almost_equal(analytic[k], numeric[k], rtol=rtol,
-                            atol=atol if atol is not None else 1e-4,
+        assert_almost_equal(analytic[k], numeric[k], rtol=rtol, atol=atol,
                             names=('autograd grad of %s' % label, 'numeric grad of %s' % label))
 
 

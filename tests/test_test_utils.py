@@ -77,6 +77,143 @@ def test_check_numeric_gradient_named_inputs_and_grad_nodes():
     test_utils.check_numeric_gradient(lambda x, idx: nd.take(x, idx) * x, loc, grad_nodes=['x'])
 
 
+# ---- checks of symbols (MXNet's check_symbolic_forward/backward, check_numeric_gradient) -
+
+def _product():
+    a, b = mx.sym.Variable('a'), mx.sym.Variable('b')
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    y = np.array([[1.0, 2.0, -0.5], [0.5, 3.0, 1.25]])
+    return a * b, x, y
+
+
+def test_check_symbolic_forward_takes_lists_or_dicts_and_names_the_output():
+    sym, x, y = _product()
+    outs = test_utils.check_symbolic_forward(sym, [x, y], [x * y])
+    assert outs[0].dtype == np.float32    # numpy inputs become float32, as in MXNet
+    test_utils.check_symbolic_forward(sym, {'b': y, 'a': x}, {sym.list_outputs()[0]: x * y},
+                                      dtype=np.float64, rtol=1e-12, atol=0)
+    test_utils.check_symbolic_forward(sym, [x, y], [x * y + 5e-4])   # MXNet's float32 atol 1e-3
+    with pytest.raises(AssertionError, match='EXPECTED__mul.*FORWARD__mul'):
+        test_utils.check_symbolic_forward(sym, [x, y], [x * y * 1.01])
+    with pytest.raises(ValueError, match=r"location names \['a'\].*\['a', 'b'\]"):
+        test_utils.check_symbolic_forward(sym, {'a': x}, [x * y])
+    with pytest.raises(ValueError, match='gives 1 arrays but the symbol has 2'):
+        test_utils.check_symbolic_forward(sym, [x], [x * y])
+
+
+def test_check_symbolic_backward_honours_each_grad_req():
+    sym, x, y = _product()
+    head = np.array([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]])
+    grads = test_utils.check_symbolic_backward(sym, [x, y], [head], [y * head, x * head])
+    assert sorted(grads) == ['a', 'b']
+    # 'add' adds to the (random) gradient there was; 'null' leaves it alone
+    test_utils.check_symbolic_backward(sym, [x, y], [head], {'a': y * head, 'b': x},
+                                       grad_req={'a': 'add', 'b': 'null'})
+    with pytest.raises(AssertionError, match='EXPECTED_b.*BACKWARD_b'):
+        test_utils.check_symbolic_backward(sym, [x, y], [head], [y * head, x],
+                                           grad_req=['write', 'write'])
+    with pytest.raises(mx.MXNetError, match='dense storage only'):
+        test_utils.check_symbolic_backward(sym, [x, y], [head], [y * head, x * head],
+                                           grad_stypes={'a': 'row_sparse'})
+
+
+def test_check_numeric_gradient_of_a_symbol_passes_and_catches_a_missing_gradient():
+    a, b = mx.sym.Variable('a'), mx.sym.Variable('b')
+    x = np.array([[0.3, -0.8], [1.1, 0.6]])
+    y = np.array([[1.2, 0.7], [-0.9, 1.5]])
+    test_utils.check_numeric_gradient(mx.sym.sin(a) / b, [x, y])
+    test_utils.check_numeric_gradient(mx.sym.sin(a) / b, {'a': x, 'b': y}, numeric_eps=1e-6,
+                                      rtol=1e-6, atol=1e-9, dtype=np.float64,
+                                      grad_nodes={'a': 'add', 'b': 'null'})
+    # BlockGrad's backward sends nothing to `a`, which the differences see
+    with pytest.raises(AssertionError, match='NUMERICAL_a.*BACKWARD_a'):
+        test_utils.check_numeric_gradient(mx.sym.BlockGrad(a) * b, [x, y], grad_nodes=['a'])
+    with pytest.raises(ValueError, match='not arguments of the symbol'):
+        test_utils.check_numeric_gradient(a * b, [x, y], grad_nodes=['c'])
+
+
+def test_check_numeric_gradient_resets_auxiliary_states_and_requires_them():
+    data = mx.sym.Variable('data')
+    bn = mx.sym.BatchNorm(data, fix_gamma=False, name='bn')
+    x = np.array([[[0.1, 0.9], [0.4, -0.3]], [[0.7, 0.2], [-0.5, 0.8]]])
+    args = [x, np.array([1.5, 0.5]), np.array([0.1, -0.2])]
+    test_utils.check_numeric_gradient(bn, args, aux_states=[np.zeros(2), np.ones(2)],
+                                      dtype=np.float64, numeric_eps=1e-5, rtol=1e-4, atol=1e-7)
+    with pytest.raises(ValueError, match="auxiliary states.*bn_moving_mean.*aux_states"):
+        test_utils.check_symbolic_forward(bn, args, [x])
+
+
+def test_numeric_grad_of_an_executor_steps_half_eps_either_side():
+    a = mx.sym.Variable('a')
+    exe = (a * a * a).bind(mx.cpu(), args={'a': nd.zeros((2,), dtype='float64')},
+                           grad_req='null')
+    grads = test_utils.numeric_grad(exe, {'a': np.array([1.0, 2.0])}, eps=0.5, dtype=np.float64)
+    # ((x + e/2)^3 - (x - e/2)^3) / e = 3x^2 + e^2/4
+    np.testing.assert_allclose(grads['a'], [3.0625, 12.0625], rtol=1e-12)
+
+
+def test_simple_forward_check_speed_and_the_tolerance_tables():
+    sym, x, y = _product()
+    np.testing.assert_allclose(test_utils.simple_forward(sym, a=x, b=y), x * y, rtol=1e-6)
+    assert test_utils.check_speed(sym, {'a': x, 'b': y}, N=2) > 0
+    assert test_utils.check_speed(sym, N=1, typ='forward', a=(2, 3), b=(2, 3)) > 0
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    assert (test_utils.default_rtols()[f32], test_utils.default_atols()[f32]) == (1e-4, 1e-3)
+    assert test_utils.default_numeric_eps()[f64] == 2.0 ** -14
+    assert test_utils.get_tols(np.float32(1), np.float64(1), None, None) == (1e-4, 1e-3)
+    assert test_utils.get_tols(np.ones(1), np.ones(1), {f64: 0.5}, 0.25) == (0.5, 0.25)
+    test_utils.assert_almost_equal_ignore_nan(np.array([np.nan, 1.0]), np.array([2.0, 1.0]))
+    assert not test_utils.almost_equal_ignore_nan(np.array([np.nan, 1.0]), np.array([2.0, 3.0]))
+    with pytest.raises(AssertionError):
+        test_utils.assert_allclose(np.array([1.0]), np.array([1.0 + 1e-6]))
+
+
+SYMBOL_CHECKS_SCRIPT = '''
+import json, sys
+import numpy as np
+import mxnet as mx
+tu = mx.test_utils
+
+a, b = mx.sym.Variable('a'), mx.sym.Variable('b')
+x = np.array([[0.02, -0.5], [1.25, 0.75]])
+y = np.array([[1.5, -0.25], [0.5, 2.0]])
+head = np.array([[1.0, 2.0], [-1.0, 0.5]])
+checks = {
+    'forward near zero, off 6e-4': lambda: tu.check_symbolic_forward(
+        a * b, [x, y], [x * y + 6e-4]),
+    'forward, off 3e-3': lambda: tu.check_symbolic_forward(a * b, [x, y], [x * y + 3e-3]),
+    'forward float64 off 1e-6 relative': lambda: tu.check_symbolic_forward(
+        a * b, [x, y], [x * y * (1 + 1e-6)], dtype=np.float64),
+    'forward, a list longer than the arguments': lambda: tu.check_symbolic_forward(
+        a * b, [x, y, y], [x * y]),
+    'backward add and null': lambda: tu.check_symbolic_backward(
+        a * b, [x, y], [head], {'a': y * head, 'b': x}, grad_req={'a': 'add', 'b': 'null'}),
+    'backward wrong': lambda: tu.check_symbolic_backward(
+        a * b, [x, y], [head], [y * head * 1.01, x * head]),
+    'numeric gradient': lambda: tu.check_numeric_gradient(mx.sym.tanh(a) * b, [x, y]),
+    'numeric gradient, blocked': lambda: tu.check_numeric_gradient(
+        mx.sym.BlockGrad(a) * b, [x, y]),
+}
+answers = {}
+for name, check in checks.items():
+    try:
+        check()
+        answers[name] = 'passes'
+    except AssertionError:
+        answers[name] = 'fails'
+exe = mx.sym.sin(a).bind(mx.cpu(), args={'a': mx.nd.zeros((2, 2), dtype='float64')},
+                         grad_req='null')
+grads = tu.numeric_grad(exe, {'a': x.copy()}, eps=0.25, dtype=np.float64)
+answers['numeric_grad'] = np.round(grads['a'], 10).tolist()
+json.dump(answers, open(sys.argv[1] + '/answers.json', 'w'))
+'''
+
+
+def test_symbol_checks_pass_and_fail_as_mxnets_do(answers_of_both):
+    theirs, ours = answers_of_both(SYMBOL_CHECKS_SCRIPT, 'answers.json')
+    assert ours == theirs
+
+
 # ---- optimizer comparisons, downloads, stderr and environment helpers ----------------
 
 class _SGDOffByOnePercent(mx.optimizer.SGD):
@@ -328,3 +465,27 @@ def test_get_mnist_without_network_says_what_to_do(tmp_path, closed_port_url, mo
     monkeypatch.chdir(tmp_path)
     with pytest.raises(mx.MXNetError, match='cannot download MNIST.*MINIGLUON_TEST_DATA_URL'):
         test_utils.get_mnist_ubyte()
+
+
+def test_mnist_iterator_and_cifar10_read_local_files_without_downloading(
+        tmp_path, closed_port_url, monkeypatch):
+    """With the files in place (MNIST's IDX files, CIFAR-10's RecordIO files), nothing is
+    downloaded: the URLs point at a port where nothing listens."""
+    monkeypatch.setenv(test_utils.TEST_DATA_URL_VARIABLE, closed_port_url)
+    monkeypatch.setattr(test_utils, 'CIFAR10_REC_URL', closed_port_url + 'cifar10.zip')
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'data' / 'cifar').mkdir(parents=True)
+    for name, payload in _idx_files(4).items():
+        (tmp_path / 'data' / name).write_bytes(payload)
+    train, val = test_utils.get_mnist_iterator(batch_size=2, input_shape=(1, 28, 28))
+    batch = next(iter(train))
+    assert batch.data[0].shape == (2, 1, 28, 28) and len(list(val)) == 2
+    for part in ('train', 'test'):
+        record = mx.recordio.MXRecordIO(str(tmp_path / 'data' / 'cifar' / (part + '.rec')), 'w')
+        record.write(mx.recordio.pack(mx.recordio.IRHeader(0, 3.0, 0, 0), b'image'))
+        record.close()
+        (tmp_path / 'data' / 'cifar' / (part + '.lst')).write_text('0\t3\timage.png\n')
+    test_utils.get_cifar10()
+    reader = mx.recordio.MXRecordIO(str(tmp_path / 'data' / 'cifar' / 'train.rec'), 'r')
+    header, payload = mx.recordio.unpack(reader.read())
+    assert header.label == 3.0 and payload == b'image'
