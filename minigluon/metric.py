@@ -931,6 +931,22 @@ class Loss(EvalMetric):
             self._add(float(pred.sum(dtype=numpy.float64)), pred.size)
 
 
+@register
+class Torch(Loss):
+    """:class:`Loss` named ``'torch'``: the mean of losses computed by a Torch criterion."""
+
+    def __init__(self, name='torch', output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names)
+
+
+@register
+class Caffe(Loss):
+    """:class:`Loss` named ``'caffe'``: the mean of losses computed by a Caffe layer."""
+
+    def __init__(self, name='caffe', output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names)
+
+
 # ---- user functions --------------------------------------------------------------------
 @register
 class CustomMetric(EvalMetric):

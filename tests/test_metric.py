@@ -270,6 +270,17 @@ def test_loss_averages_predictions():
     assert m.get() == ('loss', pytest.approx(26 / 6))
 
 
+def test_caffe_and_torch_are_loss_metrics_under_their_names():
+    for name, klass in (('caffe', metric.Caffe), ('torch', metric.Torch)):
+        m = metric.create(name)
+        assert isinstance(m, klass) and isinstance(m, metric.Loss)
+        assert math.isnan(m.get()[1])
+        m.update(None, [_nd([1.0, 2.0, 3.0]), _nd([[4.0]])])
+        assert m.get() == m.get_global() == (name, 2.5)
+        assert m.get_config() == {'metric': klass.__name__, 'name': name,
+                                  'output_names': None, 'label_names': None}
+
+
 # ---- composite, custom, create ----------------------------------------------------------
 def test_composite():
     comp = metric.CompositeEvalMetric([metric.Accuracy(), 'f1'])

@@ -1,11 +1,13 @@
 """``mx.nd``: NDArray, creation functions and one function per op in the table."""
-from . import contrib, image, random
+from . import contrib, image, linalg, random
+from . import sparse  # importable as in MXNet; using it explains what to do instead
 from . import utils
 from . import _internal
 from .. import backend as _backend
 from .creation import arange, array, empty, eye, full, linspace, ones, zeros
 from .dtypes import SUPPORTED_DTYPES
-from .functions import add_n, concatenate, moveaxis, onehot_encode, reset_arrays
+from .functions import add_n, concatenate, histogram, moveaxis, onehot_encode, reset_arrays
+from .custom import Custom
 from .interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 from .ndarray import NDArray, op_function as _op_function
 from .registry import all_ops as _all_ops
@@ -34,10 +36,16 @@ for _alias, _target in [('broadcast_add', 'add'), ('elemwise_add', 'add'), ('plu
                         ('SwapAxis', 'swapaxes'), ('Cast', 'cast'), ('Pad', 'pad'),
                         ('crop', 'slice'), ('reverse', 'flip'), ('ctc_loss', 'CTCLoss'),
                         ('choose_element_0index', 'pick'), ('stop_gradient', 'BlockGrad'),
-                        ('Softmax', 'SoftmaxOutput')]:
+                        ('Softmax', 'SoftmaxOutput'), ('identity', 'copy'),
+                        ('broadcast_plus', 'add'), ('modulo', 'mod'), ('max_axis', 'max'),
+                        ('min_axis', 'min'), ('sum_axis', 'sum'),
+                        ('broadcast_logical_and', 'logical_and'),
+                        ('broadcast_logical_or', 'logical_or'),
+                        ('broadcast_logical_xor', 'logical_xor')]:
     globals()[_alias] = globals()[_target]
 
 ElementWiseSum = add_n
+globals().update(linalg.TOP_LEVEL)  # linalg_gemm, ...
 
 
 def waitall():

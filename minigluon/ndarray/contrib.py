@@ -11,9 +11,15 @@ from ..base import MXNetTypeError, MXNetValueError
 from ..nesting import flatten, regroup
 from .creation import zeros
 from .ndarray import NDArray, op_function
-from .registry import get_op
+from .registry import all_ops, get_op
 
 __all__ = ['foreach', 'while_loop', 'cond']
+
+# The op table's ``_contrib_<name>`` ops, here as ``<name>`` (``box_nms``), as in MXNet.
+for _name, _op in all_ops().items():
+    if _name.startswith('_contrib_'):
+        globals()[_name[len('_contrib_'):]] = op_function(_op)
+        __all__.append(_name[len('_contrib_'):])
 
 _stack = op_function(get_op('stack'))
 _concat = op_function(get_op('concat'))

@@ -129,3 +129,35 @@ def reset_arrays(*arrays, num_arrays=None):
                               % (num_arrays, len(arrays)))
     for a in arrays:
         a[:] = 0
+
+
+def histogram(a, bins=10, range=None):  # pylint: disable=redefined-builtin
+    """Counts of the flattened ``a`` in bins, and the bins' edges: ``[counts, edges]``.
+
+    Parameters
+    ----------
+    a : NDArray
+        The data.
+    bins : int or NDArray
+        A number of equal bins over ``range``, or the edges (1-d, increasing; the last
+        bin includes its right edge).
+    range : (float, float), optional
+        The span of the equal bins; by default the data's minimum and maximum, in which
+        case (as in MXNet, which hands the data to numpy then) both results are float32.
+
+    Returns
+    -------
+    list of NDArray
+        int64 counts and the edges in ``a``'s dtype (float32 both without ``range``).
+    """
+    op = get_op('_histogram')
+    if hasattr(bins, 'context'):
+        return invoke(op, (a, bins), {})
+    if not isinstance(bins, int) or isinstance(bins, bool):
+        raise MXNetValueError('histogram: bins must be an int or an NDArray of edges, got %r'
+                              % (bins,))
+    if range is not None:
+        return invoke(op, (a, None), {'bin_cnt': bins, 'range': range})
+    low, high = float(a.min().asscalar()), float(a.max().asscalar())
+    counts, edges = invoke(op, (a, None), {'bin_cnt': bins, 'range': (low, high)})
+    return [counts.astype('float32'), edges.astype('float32')]

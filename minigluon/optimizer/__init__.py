@@ -16,9 +16,10 @@ from .ftrl import Ftrl
 from .sgld import SGLD
 from .dcasgd import DCASGD
 from .lbsgd import LBSGD
+from .lars import LARS
 from .test import Test
 from .updater import Updater, get_updater
 
 __all__ = ['Optimizer', 'create', 'register', 'registered', 'get_updater', 'Updater', 'SGD', 'NAG',
            'Adam', 'AdamW', 'RMSProp', 'AdaGrad', 'AdaDelta', 'Adamax', 'Nadam', 'Signum', 'LAMB',
-           'FTML', 'Ftrl', 'SGLD', 'DCASGD', 'LBSGD', 'Test', 'ccSGD']
+           'FTML', 'Ftrl', 'SGLD', 'DCASGD', 'LBSGD', 'LARS', 'Test', 'ccSGD']

@@ -5,6 +5,8 @@ from .symbol import Group, Symbol, Variable, fromjson, load, load_json, var
 from . import symbol as _symbol
 from . import _internal
 from . import contrib
+from .custom import Custom
+from . import linalg
 
 for _fname in _functions():
     globals()[_fname] = _symbol._FUNCTIONS[_fname]  # pylint: disable=protected-access
@@ -35,3 +37,14 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, d
 def eye(N, M=0, k=0, dtype=None, **kwargs):  # pylint: disable=invalid-name
     """A graph node making a 2-D array with ones on diagonal ``k``."""
     return _symbol.create_source('_eye', dict(kwargs, N=N, M=M, k=k, dtype=dtype))
+
+
+def histogram(a, bins=10, range=None, **kwargs):  # pylint: disable=redefined-builtin
+    """A ``_histogram`` node: counts and edges of ``a`` in ``bins`` (a Symbol of edges, or
+    a number of equal bins over ``range``, which a graph needs given)."""
+    if isinstance(bins, Symbol):
+        return _internal._histogram(a, bins, **kwargs)  # pylint: disable=protected-access
+    if range is None:
+        raise ValueError('histogram: a graph needs range=(low, high) with a number of bins')
+    return _internal._histogram(a, bin_cnt=bins, range=range,  # pylint: disable=W0212
+                                **kwargs)

@@ -17,9 +17,17 @@ from ..base import MXNetTypeError, MXNetUsageError, MXNetValueError
 from ..nesting import flatten, regroup
 from . import control_flow  # noqa: F401  (registers _foreach, _while_loop and _cond)
 from .graph import Node, topological_order
-from .symbol import Group, Symbol, _FUNCTIONS, _user_attrs, output_name, var
+from .op_specs import names as _op_names, spec_of
+from .symbol import Group, Symbol, _FUNCTIONS, _user_attrs, make_function, output_name, var
 
 __all__ = ['foreach', 'while_loop', 'cond']
+
+# The graph ops named ``_contrib_<name>`` (``box_nms``), as MXNet's ``mx.sym.contrib`` has them.
+for _mx_name in _op_names():
+    if _mx_name.startswith('_contrib_'):
+        _fname = _mx_name[len('_contrib_'):]
+        globals()[_fname] = _FUNCTIONS.get(_fname) or make_function(_fname, spec_of(_mx_name))
+        __all__.append(_fname)
 
 _SUBGRAPH = '__subgraph_name__'
 

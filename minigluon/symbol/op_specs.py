@@ -27,7 +27,18 @@ _TUNING_ONLY = frozenset(['workspace', 'cudnn_tune', 'cudnn_off', 'num_args'])
 
 # Ops with more outputs than a graph shows (MXNet counts them in node_row_ptr).
 _TOTAL_OUTPUTS = {'BatchNorm': 3, 'LayerNorm': 3, 'GroupNorm': 3, 'InstanceNorm': 3,
-                  'Dropout': 2, 'CTCLoss': 2}
+                  'Dropout': 2, 'CTCLoss': 2, '_contrib_box_nms': 2,
+                  '_linalg_det': 3, '_linalg_slogdet': 4, 'ROIPooling': 2, 'LRN': 2,
+                  'L2Normalization': 2, 'GridGenerator': 2, 'BilinearSampler': 2,
+                  'SpatialTransformer': 3}
+# Ops whose outputs a graph shows are fixed in number, and their names' suffixes.
+_OUTPUT_NAMES = {'_contrib_bipartite_matching': ['output0', 'output1'],
+                 '_contrib_box_encode': ['output0', 'output1'],
+                 '_contrib_box_nms': ['output0'],
+                 '_contrib_MultiBoxTarget': ['loc_target', 'loc_mask', 'cls_target'],
+                 '_linalg_gelqf': ['output0', 'output1'], '_linalg_syevd': ['output0', 'output1'],
+                 '_linalg_slogdet': ['output0', 'output1'], '_linalg_det': ['output0'],
+                 'moments': ['output0', 'output1'], '_histogram': ['output0', 'output1']}
 
 # Ops whose output has the shape of their first input.
 _SAME_SHAPE = frozenset([
@@ -41,7 +52,8 @@ _SAME_SHAPE = frozenset([
     'adam_update', 'rmsprop_update', 'rmspropalex_update', 'ftml_update', 'ftrl_update',
     'signsgd_update', 'signum_update', 'BlockGrad', 'SoftmaxOutput', 'SVMOutput',
     'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss',
-    'make_loss', '_identity_with_attr_like_rhs'])
+    'make_loss', '_identity_with_attr_like_rhs', '_linalg_potrf', '_linalg_potri',
+    '_linalg_inverse'])
 
 # Ops whose output shape does not depend on the batch size (the first axis of data):
 # their shapes are worked out on one sample.
@@ -91,6 +103,14 @@ class OpSpec:
     def __repr__(self):
         return '<OpSpec %s>' % self.mx_name
 
+    # True for ops that infer their own shapes and dtypes (``infer_shapes``,
+    # ``infer_types``, as control-flow ops do through their subgraphs): Python custom ops
+    own_inference = False
+
+    def aux_input_names(self, attrs):
+        """The names of the inputs that are auxiliary states, for a node with ``attrs``."""
+        return self.aux_names
+
     @property
     def run_is_op(self):
         """True when a node runs ``op`` with its own inputs and arguments (so the op's
@@ -122,10 +142,14 @@ class OpSpec:
     def input_names(self, attrs, count=None):
         """The names of the op's inputs given its (string) attributes; ``count`` inputs
         for a variadic op (``arg0``, ``arg1`` ... as MXNet lists them)."""
+        if self.mx_name == 'UpSampling' and attrs.get('sample_type') == 'bilinear':
+            return ['data', 'weight']
         if self.variadic:
             n = count if count is not None else int(attrs.get('num_args', 0))
             return ['arg%d' % i for i in range(n)]
         names = list(self._inputs)
+        if self.mx_name == '_contrib_BilinearResize2D' and attrs.get('mode') != 'like':
+            names.remove('like')
         if self.mx_name in ('FullyConnected', 'Convolution', 'Deconvolution') and \
                 from_string(attrs.get('no_bias', 'False')):
             names.remove('bias')
@@ -143,11 +167,15 @@ class OpSpec:
                 (['state_cell'] if attrs.get('mode') == 'lstm' else []) + \
                 (['sequence_length'] if from_string(attrs.get('use_sequence_length', 'False'))
                  else [])
+        elif self.mx_name == '_histogram' and 'bin_cnt' in attrs:
+            names.remove('bins')  # equal bins: the edges are no input
         return names
 
     def num_outputs(self, attrs):
         """How many outputs a graph shows."""
         name = self.mx_name
+        if name in _OUTPUT_NAMES:
+            return len(_OUTPUT_NAMES[name])
         if name in ('SliceChannel',):
             return int(from_string(attrs.get('num_outputs', 1)))
         if name in ('BatchNorm', 'LayerNorm', 'GroupNorm') and \
@@ -169,6 +197,8 @@ class OpSpec:
     def output_names(self, attrs):
         """The suffixes of the outputs' names (``output``; BatchNorm's ``mean``, ``var``)."""
         n = self.num_outputs(attrs)
+        if self.mx_name in _OUTPUT_NAMES:
+            return list(_OUTPUT_NAMES[self.mx_name])
         if n == 1:
             return ['loss'] if self.mx_name == 'make_loss' else ['output']
         if self.mx_name == 'BatchNorm':
@@ -301,7 +331,8 @@ _MX_NAME = {
     'logical_or': 'broadcast_logical_or', 'logical_xor': 'broadcast_logical_xor',
     'flatten': 'Flatten', 'concat': 'Concat', 'split': 'SliceChannel', 'reshape': 'Reshape',
     'cast': 'Cast', 'pad': 'Pad', 'swapaxes': 'SwapAxis', 'flip': 'reverse', 'copy': '_copy',
-    'pick': 'pick',
+    'pick': 'pick', 'cumsum': '_np_cumsum', 'ravel_multi_index': '_ravel_multi_index',
+    'unravel_index': '_unravel_index',
 }
 # Further names of the same ops in MXNet (functions and graph files).
 _ALIASES = {
@@ -316,7 +347,8 @@ _ALIASES = {
     'greater_equal': ['_greater_equal', '_Greater_Equal'], 'lesser': ['_lesser', '_Lesser'],
     'lesser_equal': ['_lesser_equal', '_Lesser_Equal'],
     'logical_and': ['_logical_and'], 'logical_or': ['_logical_or'],
-    'logical_xor': ['_logical_xor'],
+    'logical_xor': ['_logical_xor'], 'max': ['max_axis'], 'min': ['min_axis'],
+    'sum': ['sum_axis'],
     'flatten': ['flatten'], 'concat': ['concat'], 'split': ['split'],
     'reshape': ['reshape'], 'cast': ['cast'], 'pad': ['pad'], 'swapaxes': ['swapaxes'],
     'flip': ['flip'], 'copy': ['copy', 'identity', '_identity'],
@@ -348,10 +380,22 @@ def _table_specs():
 
 
 _table_specs()
+# MXNet's contrib ops (``_contrib_box_nms``): ``mx.sym.contrib.<name>`` and ``_internal``.
+for _name, _op in sorted(all_ops().items()):
+    if _name.startswith('_contrib_'):
+        _add(OpSpec(_name, _op, hint=_name[len('_contrib_'):].lower()), public=False)
+# MXNet's linalg ops (``_linalg_gemm``), also named ``linalg_gemm`` (but syevd); the
+# ``mx.sym.linalg`` functions are made in ``symbol/linalg.py``.
+for _name, _op in sorted(all_ops().items()):
+    if _name.startswith('_linalg_'):
+        _add(OpSpec(_name, _op, hint=_name[1:]),
+             *([] if _name == '_linalg_syevd' else [_name[1:]]))
 # the op table's ops that graphs name as MXNet does but ``mx.sym`` keeps in ``_internal``
 _add(OpSpec('_identity_with_attr_like_rhs', get_op('_identity_with_attr_like_rhs')),
      public=False)
 _add(OpSpec('_rnn_param_concat', get_op('_rnn_param_concat')), public=False)
+_add(OpSpec('_histogram', get_op('_histogram')), '_npi_histogram', public=False)
+_add(OpSpec('_backward_gather_nd', get_op('_backward_gather_nd')), public=False)
 
 # Activation functions MXNet has only as ``Activation(act_type=...)``.
 _add(OpSpec('Activation', get_op('Activation'), hint='softrelu',

@@ -549,3 +549,214 @@ CASES.update({
     '_rnn_param_concat': [C(lambda a, b: weighted(nd._internal._rnn_param_concat(a, b, dim=0),
                                                   5), r(2), r(3))],
 })
+
+
+def _spd(*shape):
+    """Well-conditioned symmetric positive definite matrices."""
+    x = r(*shape)
+    return x @ x.swapaxes(-1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _triangular(*shape):
+    """Matrices whose triangles are well-conditioned triangular matrices (a diagonal in
+    [1.5, 2.5]); the linalg ops read one triangle and must ignore the other."""
+    return r(*shape) * 0.5 + 2 * np.eye(shape[-1])
+
+
+def _separated(*shape):
+    """Symmetric matrices with well-separated eigenvalues (1, 2.5, 4, ...)."""
+    q = np.linalg.qr(r(*shape))[0]
+    values = 1 + 1.5 * np.arange(shape[-1])
+    return (q * values[..., None, :]) @ q.swapaxes(-1, -2)
+
+
+def _sym(a):
+    """The symmetric part of ``a``: potrf and syevd read a symmetric matrix, and their
+    gradient is the symmetric one."""
+    return (a + a.swapaxes(a.ndim - 2, a.ndim - 1)) / 2
+
+
+# MXNet's linalg family, batched over the leading axes
+CASES.update({
+    '_linalg_gemm': [
+        C(lambda a, b, c: nd.linalg.gemm(a, b, c, alpha=2.0, beta=0.5), r(2, 3), r(3, 4),
+          r(2, 4)),
+        C(lambda a, b, c: nd.linalg_gemm(a, b, c, transpose_a=True, transpose_b=True),
+          r(2, 3, 2), r(2, 4, 3), r(2, 2, 4)),
+        C(lambda a, b, c: nd.linalg.gemm(a, b, c, axis=1, transpose_b=True, alpha=-1.5),
+          r(2, 3, 2, 2), r(2, 4, 2, 2), r(2, 3, 2, 4))],
+    '_linalg_gemm2': [
+        C(lambda a, b: nd.linalg.gemm2(a, b, transpose_a=True, alpha=0.5), r(3, 2), r(3, 4)),
+        C(lambda a, b: nd.linalg_gemm2(a, b, axis=0, transpose_b=True), r(3, 2, 2),
+          r(4, 2, 2))],
+    '_linalg_potrf': [C(lambda a: nd.linalg.potrf(_sym(a)), _spd(3, 3)),
+                      C(lambda a: nd.linalg.potrf(_sym(a), lower=False), _spd(2, 3, 3))],
+    '_linalg_potri': [C(lambda a: nd.linalg.potri(a), _triangular(3, 3)),
+                      C(lambda a: nd.linalg.potri(a, lower=False), _triangular(2, 3, 3))],
+    '_linalg_trsm': [
+        C(lambda a, b: nd.linalg.trsm(a, b, alpha=2.0), _triangular(3, 3), r(3, 2)),
+        C(lambda a, b: nd.linalg.trsm(a, b, transpose=True, rightside=True, lower=False,
+                                      alpha=-0.5), _triangular(2, 3, 3), r(2, 4, 3)),
+        C(lambda a, b: nd.linalg.trsm(a, b, rightside=True), _triangular(3, 3), r(2, 3)),
+        C(lambda a, b: nd.linalg.trsm(a, b, transpose=True, lower=False), _triangular(3, 3),
+          r(3, 2))],
+    '_linalg_trmm': [
+        C(lambda a, b: nd.linalg.trmm(a, b, alpha=2.0), r(3, 3), r(3, 2)),
+        C(lambda a, b: nd.linalg.trmm(a, b, transpose=True, rightside=True, lower=False,
+                                      alpha=-0.5), r(2, 3, 3), r(2, 4, 3)),
+        C(lambda a, b: nd.linalg.trmm(a, b, rightside=True), r(3, 3), r(2, 3)),
+        C(lambda a, b: nd.linalg.trmm(a, b, transpose=True, lower=False), r(3, 3), r(3, 2))],
+    '_linalg_syrk': [C(lambda a: nd.linalg.syrk(a, alpha=0.5), r(2, 3)),
+                     C(lambda a: nd.linalg.syrk(a, transpose=True), r(2, 3, 2))],
+    '_linalg_gelqf': [C(lambda a: nd.linalg.gelqf(a), r(2, 3)),
+                      C(lambda a: nd.linalg.gelqf(a), _triangular(2, 3, 3))],
+    '_linalg_syevd': [C(lambda a: nd.linalg.syevd(_sym(a)), _separated(3, 3)),
+                      C(lambda a: nd.linalg.syevd(_sym(a)), _separated(2, 3, 3))],
+    '_linalg_sumlogdiag': [C(lambda a: nd.linalg.sumlogdiag(a), _triangular(3, 3)),
+                           C(lambda a: nd.linalg.sumlogdiag(a), _triangular(2, 2, 2))],
+    '_linalg_extractdiag': [C(lambda a: nd.linalg.extractdiag(a), r(3, 3)),
+                            C(lambda a: nd.linalg.extractdiag(a, offset=1), r(2, 3, 3)),
+                            C(lambda a: nd.linalg.extractdiag(a, offset=-2), r(3, 3))],
+    '_linalg_makediag': [C(lambda a: nd.linalg.makediag(a), r(3)),
+                         C(lambda a: nd.linalg.makediag(a, offset=-1), r(2, 2))],
+    '_linalg_extracttrian': [
+        C(lambda a: nd.linalg.extracttrian(a), r(3, 3)),
+        C(lambda a: nd.linalg.extracttrian(a, offset=1), r(2, 3, 3)),
+        C(lambda a: nd.linalg.extracttrian(a, offset=-1), r(3, 3)),
+        C(lambda a: nd.linalg.extracttrian(a, lower=False), r(3, 3))],
+    '_linalg_maketrian': [C(lambda a: nd.linalg.maketrian(a), r(6)),
+                          C(lambda a: nd.linalg.maketrian(a, offset=1), r(2, 3)),
+                          C(lambda a: nd.linalg.maketrian(a, offset=-1), r(3)),
+                          C(lambda a: nd.linalg.maketrian(a, lower=False), r(3))],
+    '_linalg_inverse': [C(lambda a: nd.linalg.inverse(a), _triangular(3, 3)),
+                        C(lambda a: nd.linalg.inverse(a), _triangular(2, 2, 2))],
+    '_linalg_det': [C(lambda a: nd.linalg.det(a), _triangular(3, 3)),
+                    C(lambda a: nd.linalg.det(a), _triangular(2, 2, 2) * [[1], [-1]])],
+    '_linalg_slogdet': [C(lambda a: nd.linalg.slogdet(a), _triangular(3, 3) * [[1], [-1], [1]]),
+                        C(lambda a: nd.linalg.slogdet(a), _triangular(2, 2, 2))],
+})
+
+# nd.contrib detection (ndarray/ops/detection.py): box_nms passes gradients to kept rows.
+# Class ids 0.5 and 1.5 stay in their class (truncated) when the check nudges them; the
+# second box overlaps the first (IoU 0.9) and is suppressed, the third is of another class.
+# (A change of box format passes gradients unchanged, as in MXNet: no case for it here.)
+_NMS_BOXES = np.array([[[0.5, 0.9, 0.1, 0.1, 0.5, 0.5], [0.5, 0.8, 0.12, 0.1, 0.52, 0.5],
+                        [1.5, 0.7, 0.1, 0.1, 0.5, 0.5], [0.5, 0.6, 0.6, 0.6, 0.9, 0.9]]])
+CASES.update({
+    '_contrib_box_nms': [
+        C(lambda a: weighted(nd.contrib.box_nms(a, id_index=0), 1, 4, 6), _NMS_BOXES),
+        C(lambda a: weighted(nd.contrib.box_nms(a, force_suppress=True, topk=3), 2, 4, 6),
+          np.concatenate([_NMS_BOXES, _NMS_BOXES[:, ::-1]]))],
+})
+
+# Vision ops (ndarray/ops/vision.py, nd.image.adjust_lighting). Sampling points sit
+# between pixels (away from the kinks of bilinear interpolation) and ROIPooling's data has
+# no ties; the rois are constants (they get no gradient).
+_ROIS = [[0, 0.4, 0.6, 4.2, 3.9], [0, 2.5, 1.5, 5.4, 5.4], [0, -1, 3, 2, 9]]
+_ALIGN_ROIS = [[0, 1.2, 0.5, 9.7, 8.3], [0, -2, -1, 4, 3], [0, 3, 3, 3.5, 3.2]]
+
+
+def _between_pixels(n, c, h, w, size_h, size_w):
+    """A BilinearSampler grid (n, 2, h, w) whose points fall 0.2..0.8 between pixels of a
+    ``size_h x size_w`` input (some of them outside it)."""
+    x = rng.randint(-1, size_w, size=(n, h, w)) + rng.uniform(0.2, 0.8, size=(n, h, w))
+    y = rng.randint(-1, size_h, size=(n, h, w)) + rng.uniform(0.2, 0.8, size=(n, h, w))
+    return np.stack([x * 2 / (size_w - 1) - 1, y * 2 / (size_h - 1) - 1], axis=1)
+
+
+def _bilinear_kernel(channels, scale):
+    k = 2 * scale - scale % 2
+    f = np.ceil(k / 2.0)
+    taps = 1 - np.abs(np.arange(k) / f - (2 * f - 1 - f % 2) / (2.0 * f))
+    return np.tile(np.outer(taps, taps), (channels, 1, 1, 1)) + r(channels, 1, k, k) * 0.1
+
+
+CASES.update({
+    'UpSampling': [
+        C(lambda x: nd.UpSampling(x, scale=2, sample_type='nearest'), r(1, 2, 2, 3)),
+        C(lambda a, b: nd.UpSampling(a, b, scale=2, sample_type='nearest', num_args=2),
+          r(1, 2, 1, 2), r(1, 1, 2, 4)),
+        C(lambda a, b: nd.UpSampling(a, b, scale=3, sample_type='nearest',
+                                     multi_input_mode='sum', num_args=2),
+          r(1, 2, 1, 1), r(1, 2, 3, 3)),
+        C(lambda x, w: nd.UpSampling(x, w, scale=2, sample_type='bilinear', num_filter=2,
+                                     num_args=2), r(1, 2, 2, 3), _bilinear_kernel(2, 2))],
+    'ROIPooling': [
+        C(lambda x: nd.ROIPooling(x, _const(_ROIS, x), pooled_size=(2, 2), spatial_scale=1.0),
+          distinct(1, 2, 6, 6)),
+        C(lambda x: nd.ROIPooling(x, _const(_ROIS, x), pooled_size=(3, 2), spatial_scale=0.7),
+          distinct(1, 2, 6, 6))],
+    'LRN': [C(lambda x: nd.LRN(x, nsize=3, alpha=0.5, beta=0.75, knorm=1.5), r(2, 5, 2, 2)),
+            C(lambda x: nd.LRN(x, nsize=5, alpha=0.3), r(1, 4, 3))],
+    'L2Normalization': [C(lambda x: nd.L2Normalization(x, mode=m), away_from_zero(2, 3, 2, 2))
+                        for m in ('instance', 'channel', 'spatial')],
+    'GridGenerator': [
+        C(lambda t: nd.GridGenerator(t, transform_type='affine', target_shape=(3, 4)), r(2, 6)),
+        C(lambda f: nd.GridGenerator(f, transform_type='warp'), r(2, 2, 3, 4))],
+    'BilinearSampler': [C(lambda d, g: nd.BilinearSampler(d, g), r(2, 2, 4, 5),
+                          _between_pixels(2, 2, 3, 3, 4, 5))],
+    'SpatialTransformer': [
+        C(lambda d, loc: nd.SpatialTransformer(d, loc, target_shape=(3, 4),
+                                               transform_type='affine', sampler_type='bilinear'),
+          r(1, 2, 5, 6), np.array([[0.7, 0.1, 0.05, -0.08, 0.75, 0.06]]))],
+    '_contrib_BilinearResize2D': [
+        C(lambda x: nd.contrib.BilinearResize2D(x, height=5, width=3), r(1, 2, 3, 4)),
+        C(lambda x: nd.contrib.BilinearResize2D(x, height=2, width=7, align_corners=False),
+          r(1, 2, 3, 4)),
+        C(lambda x, like: nd.contrib.BilinearResize2D(x, like, mode='like'), r(2, 1, 3, 3),
+          r(2, 1, 4, 2))],
+    '_contrib_ROIAlign': [
+        C(lambda x: nd.contrib.ROIAlign(x, _const(_ALIGN_ROIS, x), pooled_size=(2, 3),
+                                        spatial_scale=0.5), r(1, 2, 5, 6)),
+        C(lambda x: nd.contrib.ROIAlign(x, _const(_ALIGN_ROIS, x), pooled_size=(2, 2),
+                                        spatial_scale=0.5, sample_ratio=2, aligned=True,
+                                        position_sensitive=True), r(1, 8, 5, 6))],
+    '_image_adjust_lighting': [C(lambda x: nd.image.adjust_lighting(x, alpha=(0.1, -0.2, 0.3)),
+                                 r(3, 2, 3))],
+})
+
+
+def _both(outputs, *weights):
+    """Both outputs of a two-output op, weighted so each shows in the sum."""
+    return outputs[0] * weights[0] + outputs[1] * weights[1]
+
+
+# special functions, statistics, n-d gathers and scatters, and smaller ops (incl. contrib)
+CASES.update({
+    'erf': [C(lambda a: nd.erf(a), r(2, 3) * 2)],
+    'erfinv': [C(lambda a: nd.erfinv(a), r(2, 3, low=-0.9, high=0.9))],
+    'gamma': [C(lambda a: nd.gamma(a), r(2, 3, low=0.3, high=4)),
+              C(lambda a: nd.gamma(a), np.array([-2.5, -0.6, -1.3]))],
+    'gammaln': [C(lambda a: nd.gammaln(a), r(2, 3, low=0.3, high=12)),
+                C(lambda a: nd.gammaln(a), np.array([-2.5, -0.6, -1.3]))],
+    'smooth_l1': [C(lambda a: nd.smooth_l1(a), np.array([-2.0, -0.5, 0.3, 0.9, 1.7])),
+                  C(lambda a: nd.smooth_l1(a, scalar=2.0), np.array([-0.6, -0.1, 0.2, 0.4]))],
+    'hard_sigmoid': [C(lambda a: nd.hard_sigmoid(a), np.array([-3.0, -1.0, 0.2, 2.0, 3.1])),
+                     C(lambda a: nd.hard_sigmoid(a, alpha=0.5, beta=0.1),
+                       np.array([-1.0, 0.3, 1.5]))],
+    'moments': [C(lambda a: _both(nd.moments(a, axes=(1,)), 1.5, 2.5), r(2, 4)),
+                C(lambda a: weighted(_both(nd.moments(a, axes=(0, 2), keepdims=True), 1.0, -3.0),
+                                     1, 3, 1), r(2, 3, 2))],
+    'cumsum': [C(lambda a: weighted(nd.cumsum(a, axis=1), 2, 3), r(2, 3)),
+               C(lambda a: weighted(nd.cumsum(a), 6), r(2, 3))],
+    'gather_nd': [C(lambda a: weighted(nd.gather_nd(a, _const([[0, 1, 1], [2, 0, 2]], a)), 3, 2),
+                    r(2, 3, 2)),
+                  C(lambda a: weighted(nd.gather_nd(a, _const([[1, -1], [0, 0]], a)), 2), r(2, 2))],
+    '_backward_gather_nd': [C(lambda a: weighted(nd._internal._backward_gather_nd(
+        a, _const([[0, 1, 0], [1, 0, 1]], a), shape=(2, 2)), 2, 2), r(3))],
+    'scatter_nd': [C(lambda a: weighted(nd.scatter_nd(a, _const([[0, 1], [2, 0]], a),
+                                                      shape=(2, 3, 2)), 2, 3, 2), r(2, 2))],
+    '_contrib_boolean_mask': [
+        C(lambda a: weighted(nd.contrib.boolean_mask(a, _const([0, 1, 1], a)), 2, 2), r(3, 2)),
+        C(lambda a: weighted(nd.contrib.boolean_mask(a, _const([1, 0, 1], a), axis=1), 2, 2),
+          r(2, 3))],
+    '_contrib_index_copy': [C(lambda a, b: weighted(nd.contrib.index_copy(
+        a, _const([2, 0], a), b), 3, 2), r(3, 2), r(2, 2))],
+    '_contrib_quadratic': [C(lambda a: nd.contrib.quadratic(a, a=1.5, b=-2.0, c=0.5), r(2, 3))],
+    '_contrib_div_sqrt_dim': [C(lambda a: weighted(nd.contrib.div_sqrt_dim(a), 2, 3), r(2, 3))],
+    'softmax_cross_entropy': [C(lambda a: nd.softmax_cross_entropy(a, _const([0, 2, 1], a)),
+                                r(3, 4) * 2)],
+    'SoftmaxActivation': [C(lambda a: weighted(nd.SoftmaxActivation(a), 2, 3), r(2, 3)),
+                          C(lambda a: weighted(nd.SoftmaxActivation(a, mode='channel'),
+                                               2, 3, 2), r(2, 3, 2))],
+})

@@ -79,6 +79,9 @@ EXTRA = {
     'ftrl_update': ([_r(3), _r(3), _r(3), _r(3) ** 2], {'lr': 0.1}),
     'rmsprop_update': ([_r(3), _r(3), _r(3) ** 2], {'lr': 0.1}),
     'rmspropalex_update': ([_r(3), _r(3), _r(3) ** 2 + 1, _r(3), _r(3)], {'lr': 0.1}),
+    'khatri_rao': ([_r(3, 2), _r(2, 2)], {}),
+    'ravel_multi_index': ([np.array([[3, 6, 6], [4, 5, 1.0]])], {'shape': (7, 6)}),
+    'unravel_index': ([np.array([22, 41, 37.0])], {'shape': (7, 6)}),
 }
 for _name in ('equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
               'logical_and', 'logical_or', 'logical_xor'):  # keyed by the op table's name

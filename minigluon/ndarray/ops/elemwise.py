@@ -45,14 +45,19 @@ def _ceil(xp, x):
     return xp.ceil(x), xp.zeros_like
 
 
-@_unary('round', 'Elementwise rounding to the nearest integer; its gradient is zero.')
+@_unary('round', 'Elementwise rounding to the nearest integer, halves away from zero '
+                 '(C ``round``, as MXNet; numpy rounds halves to even); zero gradient.')
 def _round(xp, x):
-    return xp.round(x), xp.zeros_like
+    t = xp.trunc(x)
+    # x - t is exact, so no float32 value just below .5 is pushed over by an added 0.5
+    return xp.where(xp.abs(x - t) >= 0.5, t + xp.sign(x), t), xp.zeros_like
 
 
-@_unary('rint', 'Elementwise rounding to the nearest integer, halves to even; zero gradient.')
+@_unary('rint', 'Elementwise rounding to the nearest integer, halves down (MXNet\'s rule: '
+                '1.5 -> 1, -0.5 -> -1); its gradient is zero.')
 def _rint(xp, x):
-    return xp.rint(x), xp.zeros_like
+    lo, hi = xp.floor(x), xp.ceil(x)
+    return xp.where(x - lo <= hi - x, lo, hi), xp.zeros_like
 
 
 @_unary('fix', 'Elementwise rounding toward zero; its gradient is zero.')

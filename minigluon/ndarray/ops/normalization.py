@@ -82,9 +82,11 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
     """Batch normalisation over every axis but ``axis``.
 
     In training mode (``autograd.is_training()`` unless ``training`` says otherwise) it
-    uses the batch's mean and (biased) variance and updates ``moving_mean`` and
-    ``moving_var`` in place as ``m = momentum * m + (1 - momentum) * batch_stat``;
-    otherwise, or with ``use_global_stats``, it uses the moving statistics.
+    uses the batch's mean and (biased) variance; otherwise, or with ``use_global_stats``,
+    it uses the moving statistics. As in MXNet 1.x on the CPU, ``moving_mean`` and
+    ``moving_var`` change when the backward pass runs through a training-mode node (once
+    per backward), in place as ``m = momentum * m + (1 - momentum) * batch_stat``: a
+    forward alone, recorded or not, leaves them as they were.
     """
     if training is None:
         training = tape.is_training()
@@ -108,10 +110,6 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
         out = x3 - _per_channel(mean).astype(data.dtype, copy=False)
         var = channel_dots(xp, out, out, sdt) / count  # two passes: no cancellation
     if batch_stats:
-        moving_mean *= momentum
-        moving_mean += (1 - momentum) * mean.astype(moving_mean.dtype, copy=False)
-        moving_var *= momentum
-        moving_var += (1 - momentum) * var.astype(moving_var.dtype, copy=False)
         inv_std = 1 / xp.sqrt(var + eps)
         scale = g * inv_std
         if kernels is not None:
@@ -129,7 +127,14 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
         out += _per_channel(beta.astype(sdt, copy=False) - mean * scale).astype(data.dtype,
                                                                                  copy=False)
 
+    def update_moving_statistics():
+        for moving, batch in ((moving_mean, mean), (moving_var, var)):
+            moving *= momentum
+            moving += (1 - momentum) * batch.astype(moving.dtype, copy=False)
+
     def backward(dy):
+        if batch_stats:
+            update_moving_statistics()
         dy3 = view.of(dy)
         if kernels is not None and dy3.dtype == x3.dtype:
             return compiled_backward(dy3)
