@@ -15,6 +15,7 @@ from . import attribute
 from .attribute import AttrScope
 from . import symbol
 from . import symbol as sym
+from . import operator
 from . import visualization
 from . import visualization as viz
 from . import recordio
@@ -44,6 +45,16 @@ from . import image as img
 from . import runtime
 from . import util
 from .util import is_np_shape, np_shape, set_np_shape, use_np_shape
+from . import random as rnd
+# mx.np / mx.npx import as in MXNet; using them says what to use instead
+from . import numpy, numpy_extension
+from . import numpy as np, numpy_extension as npx
+
+
+def __getattr__(name):
+    # modules of MXNet 1.x that minigluon leaves out: an error saying what to use instead
+    from ._missing import MODULES, missing
+    raise missing('minigluon', MODULES, name)
 
 # Under DMLC_ROLE=server or scheduler, importing minigluon serves that role and exits.
 from .kvstore.roles import serve_if_asked as _serve_if_asked  # noqa: E402

@@ -80,3 +80,8 @@ class MXNetUsageError(MXNetError, AssertionError):
     """An API called in a state where it cannot work, which MXNet checks with ``assert``
     (e.g. ``Trainer.update()`` when the kvstore applies the updates): MXNetError and
     AssertionError, so code written for either keeps catching it."""
+
+
+class MXNetAttributeError(MXNetError, AttributeError):
+    """A name of MXNet 1.x that minigluon leaves out (``mx.engine``, ...): the message says
+    what minigluon offers instead; an AttributeError, so ``hasattr`` stays False."""

@@ -180,3 +180,38 @@ def test_deprecated_default_ctx_reads_and_sets_this_threads_default():
 def test_copies_of_a_context_are_the_context():
     # a deep copy of Parameters (MXNet's tests copy a ParameterDict) keeps their devices
     assert copy.copy(mx.cpu(1)) is mx.cpu(1) and copy.deepcopy([mx.cpu(2)])[0] is mx.cpu(2)
+
+
+def test_host_contexts_mix_in_ops_as_in_mxnet():
+    # MXNet 1.9.1: CPU contexts share memory; an op's result is on its first input's
+    # context, a pinned or shared one becoming cpu(i); copies and views keep theirs.
+    a, b = nd.ones((2,), ctx=mx.cpu(0)), nd.ones((2,), ctx=mx.cpu(1))
+    pinned = nd.ones((2,), ctx=mx.cpu_pinned(1))
+    assert (a + b).context == mx.cpu(0) and (b + a).context == mx.cpu(1)
+    assert (a + b).asnumpy().tolist() == [2, 2]
+    assert nd.concat(b, a, dim=0).context == mx.cpu(1)
+    assert (pinned + a).context == mx.cpu(1) and (-pinned).context == mx.cpu(1)
+    assert (a + pinned).context == mx.cpu(0)
+    for kept in (pinned.astype('float64'), pinned.copy(), pinned.reshape((1, 2)), pinned[0:1]):
+        assert kept.context == mx.cpu_pinned(1)
+    out = nd.zeros((2,), ctx=mx.cpu(3))
+    out[:] = a
+    a[:] = b
+    a += b
+    assert a.context == mx.cpu(0) and a.asnumpy().tolist() == [2, 2]
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        y = (b * a * 3 + a).sum()
+    y.backward()
+    assert a.grad.context == mx.cpu(0) and a.grad.asnumpy().tolist() == [4, 4]
+    assert b.grad.context == mx.cpu(1) and b.grad.asnumpy().tolist() == [6, 6]
+
+
+@pytest.mark.skipif(mx.num_gpus() == 0, reason='needs a GPU to mix with the CPU')
+def test_cpu_and_gpu_do_not_mix():
+    for host in (mx.cpu(1), mx.cpu_pinned(0)):
+        with pytest.raises(MXNetError, match='different contexts'):
+            nd.ones((2,), ctx=host) + nd.ones((2,), ctx=mx.gpu(0))
+        with pytest.raises(MXNetError, match='is on'):
+            nd.ones((2,), ctx=host)[:] = nd.ones((2,), ctx=mx.gpu(0))

@@ -1,9 +1,9 @@
 """Functions on one image: read, decode, resize, crop and rotate.
 
 Images are HWC NDArrays (uint8 as decoded, or float), except for ``imrotate`` which
-takes CHW float32 tensors (or NCHW batches), as in MXNet. Decoding and resizing use
-Pillow where MXNet uses OpenCV; interpolation codes keep OpenCV's meaning (see
-``nd.image.resize``). Random choices come from the generators MXNet draws them from:
+takes CHW float32 tensors (or NCHW batches), as in MXNet. Decoding uses Pillow where
+MXNet uses OpenCV; resizing reproduces OpenCV's arithmetic, with its interpolation codes
+(see ``nd.image.resize``). Random choices come from the generators MXNet draws them from:
 Python's ``random`` for crop windows and interpolation codes, numpy's for rotations.
 """
 import numbers

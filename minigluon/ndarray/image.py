@@ -2,8 +2,8 @@
 
 The ops are in the op table (forward and backward side by side) under MXNet's
 internal names (``_image_crop``, ...); the functions here are the public spellings.
-Resizing goes through Pillow on the host (OpenCV's interpolation codes are mapped to
-Pillow's filters); the other ops run on the array's own device.
+Resizing runs OpenCV 3.4's arithmetic on the host (``image_cv``), so it gives MXNet's
+pixels; the other ops run on the array's own device.
 """
 import numbers
 import random
@@ -17,10 +17,11 @@ from .image_cv import cv_resize
 from .registry import get_op, register
 
 __all__ = ['to_tensor', 'normalize', 'flip_left_right', 'flip_top_bottom',
-           'random_flip_left_right', 'random_flip_top_bottom', 'crop', 'resize']
+           'random_flip_left_right', 'random_flip_top_bottom', 'crop', 'resize',
+           'adjust_lighting']
 
 # OpenCV's codes as MXNet uses them: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos.
-_PIL_FILTERS = {0: 'NEAREST', 1: 'BILINEAR', 2: 'BICUBIC', 3: 'BOX', 4: 'LANCZOS'}
+_INTERP_CODES = (0, 1, 2, 3, 4)
 
 
 def interp_method(interp, sizes=()):
@@ -37,38 +38,20 @@ def interp_method(interp, sizes=()):
         return 1
     if interp == 10:
         return random.randint(0, 4)   # Python's generator, as MXNet draws it
-    if interp not in _PIL_FILTERS:
+    if interp not in _INTERP_CODES:
         raise MXNetError('interpolation must be 0 (nearest), 1 (bilinear), 2 (bicubic), '
                          '3 (area), 4 (lanczos), 9 (auto) or 10 (random), got %r' % (interp,))
     return int(interp)
 
 
-def _linear_taps(src, dst):
-    """OpenCV's INTER_LINEAR taps per output index: the pixel centres line up
-    (x = (i + 0.5) * src / dst - 0.5) and the edges repeat."""
-    x = (np.arange(dst) + 0.5) * (1.0 / (dst / src)) - 0.5   # OpenCV's double rounding
-    left = np.floor(x).astype(np.int64)
-    frac = x - left
-    frac[left < 0] = 0
-    left = np.clip(left, 0, src - 1)
-    frac[left >= src - 1] = 0
-    return left, np.minimum(left + 1, src - 1), frac
-
-
 def _resize_like_opencv(host, w, h, code):
-    """Nearest (code 0) or bilinear (code 1) resizing as OpenCV does it, which MXNet's
-    resize ops call: no antialiasing when shrinking, unlike Pillow's filters. uint8
-    images go through OpenCV 3.4's own fixed-point arithmetic (bit for bit what MXNet
-    1.9.1 gives); other dtypes sample the same way in floating point."""
-    if host.dtype == np.uint8 or code == 0:     # nearest takes pixels of any dtype
-        return cv_resize(host, w, h, code)
-    y0, y1, fy = _linear_taps(host.shape[0], h)
-    x0, x1, fx = _linear_taps(host.shape[1], w)
-    work = np.float32 if host.dtype in (np.float16, np.float32) else np.float64
-    data = host.astype(work, copy=False)
-    fx, fy = fx.astype(work)[None, :, None], fy.astype(work)[:, None, None]
-    cols = data[:, x0] * (1 - fx) + data[:, x1] * fx
-    out = cols[y0] * (1 - fy) + cols[y1] * fy
+    """Resizing as OpenCV 3.4 does it, which MXNet's resize ops call: no antialiasing
+    when shrinking (unlike Pillow's filters). uint8 images take OpenCV's fixed-point
+    arithmetic, float32/float64 ones its floating-point paths (both what MXNet 1.9.1
+    gives); other dtypes are resized in float32 and rounded back."""
+    if host.dtype in (np.uint8, np.float32, np.float64) or code == 0:
+        return cv_resize(host, w, h, code)      # nearest takes pixels of any dtype
+    out = cv_resize(host.astype(np.float32), w, h, code)
     if host.dtype.kind in 'iu':
         info = np.iinfo(host.dtype)
         out = np.clip(np.rint(out), info.min, info.max)
@@ -76,31 +59,16 @@ def _resize_like_opencv(host, w, h, code):
 
 
 def resize_raw(xp, data, w, h, interp=1):
-    """An HWC (or NHWC) host or device array resized to ``w x h``: nearest and bilinear
-    sample as OpenCV does, the other filters are Pillow's."""
+    """An HWC (or NHWC) host or device array resized to ``w x h`` as OpenCV (and so
+    MXNet) resizes it."""
     if data.ndim == 4:
         return xp.stack([resize_raw(xp, d, w, h, interp) for d in data])
     if data.ndim != 3:
         raise MXNetError('resize expects an HWC image or an NHWC batch, got shape %s'
                          % (data.shape,))
-    from PIL import Image
     host = backend.to_host(data)
     code = interp_method(interp, (host.shape[0], host.shape[1], h, w))
-    if code in (0, 1):
-        out = _resize_like_opencv(host, w, h, code)
-        return out if xp is np else xp.asarray(out)
-    resample = getattr(Image, _PIL_FILTERS[code])
-    if host.dtype == np.uint8 and host.shape[2] in (1, 3, 4):
-        img = Image.fromarray(np.ascontiguousarray(host if host.shape[2] > 1 else host[:, :, 0]))
-        out = np.asarray(img.resize((w, h), resample)).reshape(h, w, host.shape[2])
-    else:  # Pillow resizes float images one 32-bit plane at a time
-        planes = [np.asarray(Image.fromarray(np.ascontiguousarray(host[:, :, c], np.float32))
-                             .resize((w, h), resample)) for c in range(host.shape[2])]
-        out = np.stack(planes, axis=2)
-        if host.dtype.kind in 'iu':
-            info = np.iinfo(host.dtype)
-            out = np.clip(np.rint(out), info.min, info.max)
-        out = out.astype(host.dtype, copy=False)
+    out = _resize_like_opencv(np.ascontiguousarray(host), w, h, code)
     return out if xp is np else xp.asarray(out)
 
 
@@ -208,6 +176,37 @@ def _image_normalize(xp, data, mean=0.0, std=1.0):
         lambda dy: ((dy * inv_std).astype(dy.dtype, copy=False),)
 
 
+# AlexNet's PCA of ImageNet's RGB values: eigenvalue times eigenvector, as MXNet's
+# kernel holds them (float32 products of the float64 constants).
+_LIGHTING_EIG = np.array([[55.46 * -0.5675, 4.794 * 0.7192, 1.148 * 0.4009],
+                          [55.46 * -0.5808, 4.794 * -0.0045, 1.148 * -0.8140],
+                          [55.46 * -0.5836, 4.794 * -0.6948, 1.148 * 0.4203]]).astype(np.float32)
+
+
+@register('_image_adjust_lighting')
+def _image_adjust_lighting(xp, data, alpha=None):
+    """AlexNet's lighting noise: add ``eig @ alpha`` to every RGB pixel of an HWC image,
+    in float32 (float64 for float64 images); integer images are clipped to their range
+    and truncated."""
+    if data.ndim != 3 or data.shape[2] not in (1, 3):
+        raise MXNetError('adjust_lighting expects an HWC image with 1 or 3 channels, got '
+                         'shape %s' % (data.shape,))
+    alpha = np.asarray(alpha, dtype=np.float32).reshape(-1)
+    if alpha.size != 3:
+        raise MXNetError('adjust_lighting: alpha must be 3 floats (R, G, B), got %r' % (alpha,))
+    if data.shape[2] == 1:  # a gray image has no colour to shift
+        return data.copy(), lambda dy: (dy,)
+    f32 = np.float32
+    shift = np.array([f32(f32(e[0] * alpha[0]) + f32(e[1] * alpha[1])) + f32(e[2] * alpha[2])
+                      for e in _LIGHTING_EIG], dtype=f32)
+    work = np.float64 if data.dtype == np.float64 else f32
+    out = data.astype(work) + xp.asarray(shift.astype(work))
+    if data.dtype.kind in 'iu':
+        info = np.iinfo(data.dtype)
+        out = xp.clip(out, info.min, info.max)
+    return out.astype(data.dtype), lambda dy: (dy,)
+
+
 def _run(name, data, **params):
     return invoke(get_op(name), [data], params)
 
@@ -262,6 +261,12 @@ def resize(data, size=(), keep_ratio=False, interp=1):
         10 random.
     """
     return _run('_image_resize', data, size=size, keep_ratio=keep_ratio, interp=interp)
+
+
+def adjust_lighting(data, alpha):
+    """Add AlexNet's PCA lighting noise with the weights ``alpha`` (R, G, B) to an HWC
+    RGB image."""
+    return _run('_image_adjust_lighting', data, alpha=tuple(float(a) for a in alpha))
 
 def scale_down(src_size, size):
     """The crop ``size`` (w, h) scaled down, keeping its aspect ratio, to fit in

@@ -82,9 +82,10 @@ def _kernel_weights(interp, frac):
     return np.stack([_F32(1) - frac, frac], axis=-1)
 
 
-def _axis_taps(src_len, dst_len, scale, inv_scale, interp, ksize, clamp_edges):
-    """Per output position: the first source tap and the fixed-point weights, as
-    OpenCV's resize computes them for one axis."""
+def _axis_taps(src_len, dst_len, scale, inv_scale, interp, ksize, clamp_edges, fixed=True):
+    """Per output position: the source taps and the fixed-point weights (float32 ones
+    for floating-point images: ``fixed=False``), as OpenCV's resize computes them for
+    one axis."""
     pos = np.arange(dst_len, dtype=np.float64)
     if interp == _AREA:        # INTER_AREA when enlarging: a bilinear variant
         start = np.floor(pos * scale).astype(np.int64)
@@ -99,9 +100,10 @@ def _axis_taps(src_len, dst_len, scale, inv_scale, interp, ksize, clamp_edges):
         frac = np.where(low | high, _F32(0), frac).astype(_F32)
         start = np.where(low, 0, np.where(high, src_len - 1, start))
     weights = _kernel_weights(interp, frac)
-    fixed = np.rint(weights * _F32(_RESIZE_ONE)).astype(np.int64)
+    if fixed:
+        weights = np.rint(weights * _F32(_RESIZE_ONE)).astype(np.int64)
     taps = start[:, None] + np.arange(ksize) - (ksize // 2 - 1)
-    return np.clip(taps, 0, src_len - 1), fixed
+    return np.clip(taps, 0, src_len - 1), weights
 
 
 def _resize_nearest(img, dw, dh):
@@ -113,6 +115,9 @@ def _resize_nearest(img, dw, dh):
 
 def _resize_area_fast(img, dw, dh, sx, sy):
     sh, sw, cn = img.shape
+    if img.dtype != np.uint8:    # float images: the block's sum times 1 / (sx * sy)
+        blocks = img[:dh * sy, :dw * sx].reshape(dh, sy, dw, sx, cn)
+        return blocks.sum(axis=(1, 3)) * img.dtype.type(1.0 / (sx * sy))
     blocks = img[:dh * sy, :dw * sx].astype(np.int64).reshape(dh, sy, dw, sx, cn)
     total = blocks.sum(axis=(1, 3))
     if sx == 2 and sy == 2:
@@ -150,18 +155,31 @@ def _resize_area(img, dw, dh, scale_x, scale_y):
     """INTER_AREA when shrinking: float sums in OpenCV's order (zero-weight padding
     adds exactly nothing)."""
     sh, sw, cn = img.shape
+    work = np.float64 if img.dtype == np.float64 else _F32
     xi, xw = _area_table(sw, dw, scale_x)
     yi, yw = _area_table(sh, dh, scale_y)
     flat = img.reshape(sh, sw * cn)
     channel = np.arange(cn)
-    rows = np.zeros((sh, dw * cn), _F32)
+    rows = np.zeros((sh, dw * cn), work)
     for k in range(xi.shape[1]):
         columns = (xi[:, k, None] * cn + channel).reshape(-1)
-        rows += np.take(flat, columns, axis=1).astype(_F32) * np.repeat(xw[:, k], cn)
-    out = np.zeros((dh, dw * cn), _F32)
+        rows += np.take(flat, columns, axis=1).astype(work) * np.repeat(xw[:, k], cn)
+    out = np.zeros((dh, dw * cn), work)
     for k in range(yi.shape[1]):
         out += yw[:, k, None] * rows[yi[:, k]]
+    if img.dtype != np.uint8:
+        return out.astype(img.dtype).reshape(dh, dw, cn)
     return _saturate_u8(out).reshape(dh, dw, cn)
+
+
+def _resize_separable_float(img, dw, dh, xt, xw, yt, yw):
+    """OpenCV's floating-point resize: float32 weights, sums in the image's precision
+    (float32, or float64 for float64 images), rows first, then columns."""
+    work = np.float64 if img.dtype == np.float64 else _F32
+    data = img.astype(work, copy=False)
+    rows = sum(data[:, xt[:, k]] * xw[:, k, None].astype(work) for k in range(xt.shape[1]))
+    out = sum(rows[yt[:, k]] * yw[:, k, None, None].astype(work) for k in range(yt.shape[1]))
+    return out.astype(img.dtype, copy=False)
 
 
 def cv_resize(img, dw, dh, interp):
@@ -170,7 +188,8 @@ def cv_resize(img, dw, dh, interp):
     Parameters
     ----------
     img : numpy.ndarray
-        HxWxC uint8.
+        HxWxC uint8 (OpenCV's fixed-point paths), float32 or float64 (its
+        floating-point ones).
     dw, dh : int
         Output width and height.
     interp : int
@@ -179,7 +198,7 @@ def cv_resize(img, dw, dh, interp):
     Returns
     -------
     numpy.ndarray
-        dh x dw x C uint8.
+        dh x dw x C, of ``img``'s dtype.
     """
     sh, sw, cn = img.shape
     if dw <= 0 or dh <= 0:
@@ -201,8 +220,11 @@ def cv_resize(img, dw, dh, interp):
             return _resize_area_fast(img, dw, dh, isx, isy)
         return _resize_area(img, dw, dh, scale_x, scale_y)
     ksize = {_CUBIC: 4, _LANCZOS: 8}.get(interp, 2)
-    xt, xw = _axis_taps(sw, dw, scale_x, inv_x, interp, ksize, ksize == 2)
-    yt, yw = _axis_taps(sh, dh, scale_y, inv_y, interp, ksize, False)
+    fixed = img.dtype == np.uint8
+    xt, xw = _axis_taps(sw, dw, scale_x, inv_x, interp, ksize, ksize == 2, fixed)
+    yt, yw = _axis_taps(sh, dh, scale_y, inv_y, interp, ksize, False, fixed)
+    if not fixed:
+        return _resize_separable_float(img, dw, dh, xt, xw, yt, yw)
     # the horizontal pass, exact in integers, on the source rows the output uses only
     needed, yt = np.unique(yt, return_inverse=True)
     yt = yt.reshape(dh, ksize)

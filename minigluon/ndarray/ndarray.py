@@ -132,11 +132,11 @@ class NDArray:
         dt = normalize_dtype(dtype)
         if not copy and dt == self._data.dtype:
             return self
-        return invoke(_CAST, (self,), {'dtype': dt})
+        return invoke(_CAST, (self,), {'dtype': dt}, ctx=self._ctx)
 
     def copy(self):
         """A new array with the same data, dtype and context (recorded by autograd)."""
-        return invoke(_COPY, (self,), {})
+        return invoke(_COPY, (self,), {}, ctx=self._ctx)
 
     def copyto(self, other):
         """Copy to a Context (new array) or into an NDArray of the same shape.
@@ -315,7 +315,8 @@ class NDArray:
             shape = kwargs.pop('shape')
         elif len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return invoke(get_op('reshape'), (self,), dict(shape=tuple(shape), **kwargs))
+        return invoke(get_op('reshape'), (self,), dict(shape=tuple(shape), **kwargs),
+                      ctx=self._ctx)
 
     def flatten(self, inplace=False):
         """``(N, a, b, ...) -> (N, a*b*...)``; a view with ``inplace=True``, else a copy."""
@@ -426,12 +427,12 @@ class NDArray:
 
     # ---- indexing --------------------------------------------------------------------
     def __getitem__(self, key):
-        return invoke(_GETITEM, (self,), {'key': _raw_key(key, self._ctx)})
+        return invoke(_GETITEM, (self,), {'key': _raw_key(key, self._ctx)}, ctx=self._ctx)
 
     def __setitem__(self, key, value):
         key = _raw_key(key, self._ctx)
         if isinstance(value, NDArray):
-            if value._ctx is not self._ctx:
+            if value._ctx is not self._ctx and (value._ctx.is_gpu or self._ctx.is_gpu):
                 raise MXNetError('__setitem__: value is on %s but the array is on %s; move it '
                                  'with .as_in_context()' % (value._ctx, self._ctx))
             if tape.is_recording() and requires_grad(value):
@@ -560,7 +561,7 @@ def _is_whole(key):
 def _raw_key(key, ctx):
     """Replace NDArrays inside an index by raw arrays on the same device."""
     if isinstance(key, NDArray):
-        if key._ctx != ctx:
+        if key._ctx is not ctx and (key._ctx.is_gpu or ctx.is_gpu):
             raise MXNetError('index array is on %s but the indexed array is on %s'
                              % (key._ctx, ctx))
         data = key._data

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import minigluon as mx
 from minigluon import autograd, nd
 from minigluon.base import MXNetError
 from minigluon.ndarray.image import interp_method, resized_hw
@@ -106,8 +107,9 @@ def test_resize_bilinear_samples_as_opencv_without_antialiasing(size):
     img = np.random.RandomState(4).uniform(0, 255, size=(7, 6, 3))
     w, h = size
     reference = opencv_bilinear(img, w, h)
+    # OpenCV (so MXNet) keeps the weights in float32 even for float64 images
     out64 = nd.image.resize(nd.array(img, dtype='float64'), size, interp=1).asnumpy()
-    np.testing.assert_allclose(out64, reference, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(out64, reference, rtol=1e-6, atol=1e-5)
     out32 = nd.image.resize(nd.array(img, dtype='float32'), size, interp=1).asnumpy()
     np.testing.assert_allclose(out32, reference, rtol=1e-5, atol=1e-4)
     # uint8: weights rounded to 11 bits, the result rounded: within one level.
@@ -130,10 +132,13 @@ import mxnet as mx
 img = mx.nd.array(np.load(sys.argv[1] + '/img.npy'), dtype='uint8')
 out = {}
 for w, h in [(40, 30), (150, 97), (9, 61)]:
-    for interp in (0, 1):
+    for interp in (0, 1, 2, 3, 4):
         out['%d_%d_%d' % (w, h, interp)] = mx.image.imresize(img, w, h, interp).asnumpy()
         out['nd%d_%d_%d' % (w, h, interp)] = mx.nd.image.resize(
             img, size=(w, h), interp=interp).asnumpy()
+        out['f%d_%d_%d' % (w, h, interp)] = mx.nd.image.resize(
+            img.astype('float32'), size=(w, h), interp=interp).asnumpy()
+out['short'] = mx.image.resize_short(img, 20).asnumpy()
 np.savez(sys.argv[1] + '/mx.npz', **out)
 '''
 
@@ -145,10 +150,40 @@ def test_resize_of_uint8_images_matches_mxnet_bit_for_bit(tmp_path, run_mxnet):
     np.save(str(tmp_path / 'img.npy'), img)
     run_mxnet(tmp_path, RESIZE_WITH_MXNET)
     expected = np.load(str(tmp_path / 'mx.npz'))
+    src = nd.array(img, dtype='uint8')
+    assert (mx.image.resize_short(src, 20).asnumpy() == expected['short']).all()
     for key in expected.files:
-        w, h, interp = map(int, key.lstrip('nd').split('_'))
-        out = nd.image.resize(nd.array(img, dtype='uint8'), (w, h), interp=interp).asnumpy()
+        if key == 'short':
+            continue
+        w, h, interp = map(int, key.lstrip('ndf').split('_'))
+        if key.startswith('f'):     # float images: OpenCV's float paths, to rounding
+            out = nd.image.resize(src.astype('float32'), (w, h), interp=interp).asnumpy()
+            np.testing.assert_allclose(out, expected[key], rtol=1e-6, atol=1e-3, err_msg=key)
+            continue
+        out = nd.image.resize(src, (w, h), interp=interp).asnumpy()
         assert (out == expected[key]).all(), key
+        out = mx.image.imresize(src, w, h, interp=interp).asnumpy()
+        assert (out == expected[key]).all(), key
+
+
+# MXNet 1.9.1's pixels for _probe() shrunk to 5x4 (w x h): bicubic, area and (by default,
+# bicubic) resize_short; Pillow's antialiased filters give other values.
+_PROBE_CUBIC = [[49, 159, 27, 228, 96], [158, 23, 224, 92, 202], [19, 206, 88, 198, 126],
+                [202, 84, 180, 122, 49]]
+_PROBE_AREA = [[110, 146, 102, 154, 110], [158, 98, 150, 106, 142], [94, 162, 102, 138, 126],
+               [158, 98, 150, 122, 110]]
+
+
+def _probe():
+    return (np.arange(16 * 20).reshape(16, 20, 1) * 37 % 256).astype(np.uint8)
+
+
+def test_resize_bicubic_and_area_give_mxnets_pixels():
+    src = nd.array(_probe(), dtype='uint8')
+    cubic = mx.image.imresize(src, 5, 4, interp=2).asnumpy()[:, :, 0]
+    assert cubic.tolist() == _PROBE_CUBIC
+    assert nd.image.resize(src, (5, 4), interp=3).asnumpy()[:, :, 0].tolist() == _PROBE_AREA
+    assert mx.image.resize_short(src, 4).asnumpy()[:, :, 0].tolist() == _PROBE_CUBIC
 
 
 def test_resize_nearest_of_float_images_picks_opencvs_pixels():

@@ -300,22 +300,29 @@ def test_multi_cpu_copies_do_not_share_memory():
     check(back, np.ones((3, 2)))
 
 
-def test_mixing_contexts_is_an_error_naming_both():
+@pytest.mark.skipif(mx.num_gpus() == 0, reason='needs a GPU: CPU contexts mix, as in MXNet')
+def test_mixing_cpu_and_gpu_is_an_error_naming_both():
     a = nd.ones((2,), ctx=mx.cpu(0))
-    b = nd.ones((2,), ctx=mx.cpu(1))
+    b = nd.ones((2,), ctx=mx.gpu(0))
     for op in (lambda: a + b, lambda: nd.dot(a, b), lambda: nd.concat(a, b, dim=0),
                lambda: nd.maximum(a, b), lambda: nd.where(a, a, b)):
         with pytest.raises(MXNetError) as info:
             op()
-        assert 'cpu(0)' in str(info.value) and 'cpu(1)' in str(info.value)
+        assert 'cpu(0)' in str(info.value) and 'gpu(0)' in str(info.value)
     with pytest.raises(MXNetError) as info:
         a[:] = b
-    assert 'cpu(0)' in str(info.value) and 'cpu(1)' in str(info.value)
+    assert 'cpu(0)' in str(info.value) and 'gpu(0)' in str(info.value)
     with pytest.raises(MXNetError) as info:
-        a[nd.array([0], ctx=mx.cpu(1))]
-    assert 'cpu(0)' in str(info.value) and 'cpu(1)' in str(info.value)
+        a[nd.array([0], ctx=mx.gpu(0))]
+    assert 'cpu(0)' in str(info.value) and 'gpu(0)' in str(info.value)
     # explicit moves fix it
     check(a + b.as_in_context(mx.cpu(0)), [2.0, 2.0])
+
+
+def test_cpu_contexts_mix_as_in_mxnet():
+    a = nd.arange(3, ctx=mx.cpu(0))
+    assert a[nd.array([0, 2], ctx=mx.cpu(1))].asnumpy().tolist() == [0, 2]
+    check(nd.where(a, a, nd.ones((3,), ctx=mx.cpu(1))), [1, 1, 2])
 
 
 def test_shape_mismatch_errors_name_the_shapes(ctx):

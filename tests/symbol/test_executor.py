@@ -116,15 +116,18 @@ def test_simple_bind_allocates_by_shape_and_dtype():
         net.simple_bind(mx.cpu())
 
 
-def test_training_forward_updates_the_auxiliary_states():
+def test_training_backward_updates_the_auxiliary_states():
+    # as MXNet 1.x on the CPU: BatchNorm's moving statistics change in its backward
     net = mx.sym.BatchNorm(v('x'), name='bn', momentum=0.5)
-    exe = net.simple_bind(mx.cpu(), x=(4, 2), grad_req='null')
-    exe.arg_dict['x'][:] = nd.array(np.arange(8).reshape(4, 2))
-    exe.arg_dict['bn_gamma'][:] = 1
-    exe.aux_dict['bn_moving_var'][:] = 1
-    exe.forward(is_train=False)
-    np.testing.assert_array_equal(exe.aux_dict['bn_moving_mean'].asnumpy(), [0, 0])
-    exe.forward(is_train=True)
+    for req in ('null', 'write'):
+        exe = net.simple_bind(mx.cpu(), x=(4, 2), grad_req=req)
+        exe.arg_dict['x'][:] = nd.array(np.arange(8).reshape(4, 2))
+        exe.arg_dict['bn_gamma'][:] = 1
+        exe.aux_dict['bn_moving_var'][:] = 1
+        exe.forward(is_train=False)
+        exe.forward(is_train=True)
+        np.testing.assert_array_equal(exe.aux_dict['bn_moving_mean'].asnumpy(), [0, 0])
+    exe.backward(nd.ones((4, 2)))
     np.testing.assert_allclose(exe.aux_dict['bn_moving_mean'].asnumpy(), [1.5, 2])
 
 

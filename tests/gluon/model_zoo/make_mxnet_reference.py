@@ -7,7 +7,8 @@ Run with an interpreter that has ``mxnet`` (not needed by minigluon or its tests
 It prints the ``MXNET_PARAMETERS`` table (for every model of MXNet's zoo: the number
 of parameters, their total size, and the SHA-1 of their sorted structural names, i.e.
 the keys MXNet's ``save_parameters`` writes) and writes ``mxnet_parameter_names.json``
-beside this file with the full sorted name lists of ``NAME_LIST_MODELS``.
+beside this file with the full sorted name lists of ``NAME_LIST_MODELS``. With
+``--gluon-names`` it prints ``test_gluon_names.MXNET_GLUON_NAMES`` instead.
 """
 import hashlib
 import json
@@ -20,6 +21,25 @@ NAME_LIST_MODELS = ['alexnet', 'vgg11_bn', 'squeezenet1.1', 'densenet121', 'mobi
 def names_sha1(names):
     """SHA-1 of the sorted names joined by newlines."""
     return hashlib.sha1('\n'.join(sorted(names)).encode()).hexdigest()
+
+
+def gluon_names_row(net):
+    """``(prefix, number of collect_params() keys, 16 hex digits of the SHA-1 of the keys
+    in their order)``: a row of ``test_gluon_names.MXNET_GLUON_NAMES``."""
+    keys = list(net.collect_params().keys())
+    return net.prefix, len(keys), hashlib.sha1('\n'.join(keys).encode()).hexdigest()[:16]
+
+
+def print_gluon_names():
+    """Print ``MXNET_GLUON_NAMES``: each model made in a fresh NameManager."""
+    import mxnet as mx
+    from mxnet.gluon.model_zoo import vision
+    from mxnet.gluon.model_zoo.model_store import _model_sha1
+    print('MXNET_GLUON_NAMES = {')
+    for name in sorted(_model_sha1):
+        with mx.name.NameManager():
+            print('    %r: %r,' % (name, gluon_names_row(vision.get_model(name))))
+    print('}')
 
 
 def main():
@@ -50,4 +70,8 @@ def main():
 
 
 if __name__ == '__main__':
-    main()
+    import sys
+    if sys.argv[1:] == ['--gluon-names']:
+        print_gluon_names()
+    else:
+        main()

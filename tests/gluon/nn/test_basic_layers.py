@@ -125,8 +125,42 @@ def test_batchnorm_training_uses_batch_statistics_and_updates_running_ones(ctx):
     mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))  # biased variance
     assert_almost_equal(out, _bn_reference(x, np.array([1, 2, .5]), np.array([0, -1, 3.]),
                                            mean, var, 1e-3), rtol=1e-4, atol=1e-4)
+    # as in MXNet 1.x, the running statistics change in the backward pass, not before
+    assert (layer.running_mean.data().asnumpy() == 0).all()
+    assert (layer.running_var.data().asnumpy() == 1).all()
+    out.backward()
     assert_almost_equal(layer.running_mean.data(), 0.2 * mean, rtol=1e-5, atol=1e-6)
     assert_almost_equal(layer.running_var.data(), 0.8 + 0.2 * var, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('hybridize', [False, True])
+def test_batchnorm_running_statistics_change_when_mxnets_do(hybridize):
+    # MXNet 1.9.1's values (the layer's defaults, momentum 0.9): once per backward through
+    # a training-mode forward; never after a forward alone, recorded or not.
+    layer = nn.BatchNorm(in_channels=2)
+    layer.initialize()
+    if hybridize:
+        layer.hybridize()
+    x = nd.array([[1., 2.], [3., 6.]])
+
+    def running():
+        return np.concatenate([layer.running_mean.data().asnumpy(),
+                               layer.running_var.data().asnumpy()]).tolist()
+    with autograd.record():
+        y = layer(x)
+    assert running() == [0, 0, 1, 1]
+    y.backward(retain_graph=True)
+    assert_almost_equal(np.array(running()), np.array([0.2, 0.4, 1, 1.3]))
+    y.backward()
+    assert_almost_equal(np.array(running()), np.array([0.38, 0.76, 1, 1.57]))
+    with autograd.train_mode():
+        layer(x)
+    with autograd.record():
+        layer(x)
+    with autograd.record(train_mode=False):
+        y = layer(x)
+    y.backward()
+    assert_almost_equal(np.array(running()), np.array([0.38, 0.76, 1, 1.57]))
 
 
 def test_batchnorm_keeps_the_channels_last_layout_of_conv_outputs(ctx):

@@ -23,19 +23,21 @@ class AlexNet(Classifier):
 
     def __init__(self, classes=1000, **kwargs):
         super().__init__(**kwargs)
-        self.features = nn.HybridSequential()
-        self.features.add(nn.Conv2D(64, kernel_size=11, strides=4, padding=2, activation='relu'),
-                          nn.MaxPool2D(pool_size=3, strides=2),
-                          nn.Conv2D(192, kernel_size=5, padding=2, activation='relu'),
-                          nn.MaxPool2D(pool_size=3, strides=2),
-                          nn.Conv2D(384, kernel_size=3, padding=1, activation='relu'),
-                          nn.Conv2D(256, kernel_size=3, padding=1, activation='relu'),
-                          nn.Conv2D(256, kernel_size=3, padding=1, activation='relu'),
-                          nn.MaxPool2D(pool_size=3, strides=2),
-                          nn.Flatten(),
-                          nn.Dense(4096, activation='relu'), nn.Dropout(0.5),
-                          nn.Dense(4096, activation='relu'), nn.Dropout(0.5))
-        self.output = nn.Dense(classes)
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix='')
+            self.features.add(nn.Conv2D(64, kernel_size=11, strides=4, padding=2,
+                                        activation='relu'),
+                              nn.MaxPool2D(pool_size=3, strides=2),
+                              nn.Conv2D(192, kernel_size=5, padding=2, activation='relu'),
+                              nn.MaxPool2D(pool_size=3, strides=2),
+                              nn.Conv2D(384, kernel_size=3, padding=1, activation='relu'),
+                              nn.Conv2D(256, kernel_size=3, padding=1, activation='relu'),
+                              nn.Conv2D(256, kernel_size=3, padding=1, activation='relu'),
+                              nn.MaxPool2D(pool_size=3, strides=2),
+                              nn.Flatten(),
+                              nn.Dense(4096, activation='relu'), nn.Dropout(0.5),
+                              nn.Dense(4096, activation='relu'), nn.Dropout(0.5))
+            self.output = nn.Dense(classes)
 
 
 def alexnet(pretrained=False, ctx=None, root=None, **kwargs):

@@ -13,27 +13,29 @@ MODELS = {}  # registry name -> constructor, filled below
 def _make_dense_layer(growth_rate, bn_size, dropout):
     """BN-ReLU-1x1 conv-BN-ReLU-3x3 conv, its ``growth_rate`` new channels appended to
     the input's."""
-    new_features = nn.HybridSequential()
+    new_features = nn.HybridSequential(prefix='')
     new_features.add(nn.BatchNorm(), nn.Activation('relu'),
                      nn.Conv2D(bn_size * growth_rate, kernel_size=1, use_bias=False),
                      nn.BatchNorm(), nn.Activation('relu'),
                      nn.Conv2D(growth_rate, kernel_size=3, padding=1, use_bias=False))
     if dropout:
         new_features.add(nn.Dropout(dropout))
-    out = nn.HybridConcurrent(axis=1)
+    out = nn.HybridConcurrent(axis=1, prefix='')
     out.add(nn.Identity(), new_features)
     return out
 
 
-def _make_dense_block(num_layers, bn_size, growth_rate, dropout):
-    out = nn.HybridSequential()
-    for _ in range(num_layers):
-        out.add(_make_dense_layer(growth_rate, bn_size, dropout))
+def _make_dense_block(num_layers, bn_size, growth_rate, dropout, index):
+    # named as MXNet names it: its layers are densenet0_stage1_conv0_, ...
+    out = nn.HybridSequential(prefix='stage%d_' % index)
+    with out.name_scope():
+        for _ in range(num_layers):
+            out.add(_make_dense_layer(growth_rate, bn_size, dropout))
     return out
 
 
 def _make_transition(num_output_features):
-    out = nn.HybridSequential()
+    out = nn.HybridSequential(prefix='')
     out.add(nn.BatchNorm(), nn.Activation('relu'),
             nn.Conv2D(num_output_features, kernel_size=1, use_bias=False),
             nn.AvgPool2D(pool_size=2, strides=2))
@@ -65,21 +67,23 @@ class DenseNet(Classifier):
     def __init__(self, num_init_features, growth_rate, block_config, bn_size=4, dropout=0,
                  classes=1000, **kwargs):
         super().__init__(**kwargs)
-        self.features = nn.HybridSequential()
-        self.features.add(nn.Conv2D(num_init_features, kernel_size=7, strides=2, padding=3,
-                                    use_bias=False),
-                          nn.BatchNorm(), nn.Activation('relu'),
-                          nn.MaxPool2D(pool_size=3, strides=2, padding=1))
-        num_features = num_init_features
-        for i, num_layers in enumerate(block_config):
-            self.features.add(_make_dense_block(num_layers, bn_size, growth_rate, dropout))
-            num_features += num_layers * growth_rate
-            if i != len(block_config) - 1:
-                num_features //= 2
-                self.features.add(_make_transition(num_features))
-        self.features.add(nn.BatchNorm(), nn.Activation('relu'), nn.AvgPool2D(pool_size=7),
-                          nn.Flatten())
-        self.output = nn.Dense(classes)
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix='')
+            self.features.add(nn.Conv2D(num_init_features, kernel_size=7, strides=2, padding=3,
+                                        use_bias=False),
+                              nn.BatchNorm(), nn.Activation('relu'),
+                              nn.MaxPool2D(pool_size=3, strides=2, padding=1))
+            num_features = num_init_features
+            for i, num_layers in enumerate(block_config):
+                self.features.add(_make_dense_block(num_layers, bn_size, growth_rate, dropout,
+                                                    i + 1))
+                num_features += num_layers * growth_rate
+                if i != len(block_config) - 1:
+                    num_features //= 2
+                    self.features.add(_make_transition(num_features))
+            self.features.add(nn.BatchNorm(), nn.Activation('relu'), nn.AvgPool2D(pool_size=7),
+                              nn.Flatten())
+            self.output = nn.Dense(classes)
 
 
 densenet_spec = {121: (64, 32, [6, 12, 24, 16]),

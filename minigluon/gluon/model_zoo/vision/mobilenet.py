@@ -80,11 +80,12 @@ class LinearBottleneck(HybridBlock):
     def __init__(self, in_channels, channels, t, stride, **kwargs):
         super().__init__(**kwargs)
         self.use_shortcut = stride == 1 and in_channels == channels
-        self.out = nn.HybridSequential()
-        _add_conv(self.out, in_channels * t, relu6=True)
-        _add_conv(self.out, in_channels * t, kernel=3, stride=stride, pad=1,
-                  num_group=in_channels * t, relu6=True)
-        _add_conv(self.out, channels, active=False, relu6=True)
+        with self.name_scope():
+            self.out = nn.HybridSequential()
+            _add_conv(self.out, in_channels * t, relu6=True)
+            _add_conv(self.out, in_channels * t, kernel=3, stride=stride, pad=1,
+                      num_group=in_channels * t, relu6=True)
+            _add_conv(self.out, channels, active=False, relu6=True)
 
     def hybrid_forward(self, F, x):
         """The expansion, depthwise and projection convolutions, plus ``x`` when the
@@ -121,17 +122,18 @@ class MobileNet(Classifier):
 
     def __init__(self, multiplier=1.0, classes=1000, **kwargs):
         super().__init__(**kwargs)
-        self.features = nn.HybridSequential()
-        _add_conv(self.features, channels=int(32 * multiplier), kernel=3, pad=1, stride=2)
         dw_channels = [int(x * multiplier) for x in
                        [32, 64] + [128] * 2 + [256] * 2 + [512] * 6 + [1024]]
         channels = [int(x * multiplier) for x in
                     [64] + [128] * 2 + [256] * 2 + [512] * 6 + [1024] * 2]
         strides = [1, 2] * 3 + [1] * 5 + [2, 1]
-        for dwc, c, s in zip(dw_channels, channels, strides):
-            _add_conv_dw(self.features, dw_channels=dwc, channels=c, stride=s)
-        self.features.add(nn.GlobalAvgPool2D(), nn.Flatten())
-        self.output = nn.Dense(classes)
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix='')
+            _add_conv(self.features, channels=int(32 * multiplier), kernel=3, pad=1, stride=2)
+            for dwc, c, s in zip(dw_channels, channels, strides):
+                _add_conv_dw(self.features, dw_channels=dwc, channels=c, stride=s)
+            self.features.add(nn.GlobalAvgPool2D(), nn.Flatten())
+            self.output = nn.Dense(classes)
 
 
 class MobileNetV2(Classifier):
@@ -152,21 +154,28 @@ class MobileNetV2(Classifier):
 
     def __init__(self, multiplier=1.0, classes=1000, **kwargs):
         super().__init__(**kwargs)
-        self.features = nn.HybridSequential()
-        _add_conv(self.features, int(32 * multiplier), kernel=3, stride=2, pad=1, relu6=True)
         in_channels_group = [int(x * multiplier) for x in
                              [32] + [16] + [24] * 2 + [32] * 3 + [64] * 4 + [96] * 3 + [160] * 3]
         channels_group = [int(x * multiplier) for x in
                           [16] + [24] * 2 + [32] * 3 + [64] * 4 + [96] * 3 + [160] * 3 + [320]]
         ts = [1] + [6] * 16
         strides = [1, 2] * 2 + [1, 1, 2] + [1] * 6 + [2] + [1] * 3
-        for in_c, c, t, s in zip(in_channels_group, channels_group, ts, strides):
-            self.features.add(LinearBottleneck(in_channels=in_c, channels=c, t=t, stride=s))
         last_channels = int(1280 * multiplier) if multiplier > 1.0 else 1280
-        _add_conv(self.features, last_channels, relu6=True)
-        self.features.add(nn.GlobalAvgPool2D())
-        self.output = nn.HybridSequential()
-        self.output.add(nn.Conv2D(classes, 1, use_bias=False), nn.Flatten())
+        # MXNet's names: mobilenetv20_features_conv0_weight, ..._output_pred_weight
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix='features_')
+            with self.features.name_scope():
+                _add_conv(self.features, int(32 * multiplier), kernel=3, stride=2, pad=1,
+                          relu6=True)
+                for in_c, c, t, s in zip(in_channels_group, channels_group, ts, strides):
+                    self.features.add(LinearBottleneck(in_channels=in_c, channels=c, t=t,
+                                                       stride=s))
+                _add_conv(self.features, last_channels, relu6=True)
+                self.features.add(nn.GlobalAvgPool2D())
+            self.output = nn.HybridSequential(prefix='output_')
+            with self.output.name_scope():
+                self.output.add(nn.Conv2D(classes, 1, use_bias=False, prefix='pred_'),
+                                nn.Flatten())
 
 
 def _suffix(multiplier):

@@ -235,11 +235,14 @@ class BottleneckV2(HybridBlock):
         return x + residual
 
 
-def _make_stage(block, num_blocks, channels, stride, in_channels):
-    stage = nn.HybridSequential()
-    stage.add(block(channels, stride, channels != in_channels, in_channels=in_channels))
-    for _ in range(num_blocks - 1):
-        stage.add(block(channels, 1, False, in_channels=channels))
+def _make_stage(block, num_blocks, channels, stride, in_channels, index):
+    # named as MXNet names it: its layers are resnetv10_stage1_conv0_, ...
+    stage = nn.HybridSequential(prefix='stage%d_' % index)
+    with stage.name_scope():
+        stage.add(block(channels, stride, channels != in_channels, in_channels=in_channels,
+                        prefix=''))
+        for _ in range(num_blocks - 1):
+            stage.add(block(channels, 1, False, in_channels=channels, prefix=''))
     return stage
 
 
@@ -268,17 +271,18 @@ class ResNetV1(Classifier):
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
         super().__init__(**kwargs)
         _check_spec(layers, channels)
-        self.features = nn.HybridSequential()
-        if thumbnail:
-            self.features.add(_conv3x3(channels[0], 1, 0))
-        else:
-            self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False), nn.BatchNorm(),
-                              nn.Activation('relu'), nn.MaxPool2D(3, 2, 1))
-        for i, num_blocks in enumerate(layers):
-            self.features.add(_make_stage(block, num_blocks, channels[i + 1],
-                                          1 if i == 0 else 2, channels[i]))
-        self.features.add(nn.GlobalAvgPool2D())
-        self.output = nn.Dense(classes, in_units=channels[-1])
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix='')
+            if thumbnail:
+                self.features.add(_conv3x3(channels[0], 1, 0))
+            else:
+                self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False), nn.BatchNorm(),
+                                  nn.Activation('relu'), nn.MaxPool2D(3, 2, 1))
+            for i, num_blocks in enumerate(layers):
+                self.features.add(_make_stage(block, num_blocks, channels[i + 1],
+                                              1 if i == 0 else 2, channels[i], i + 1))
+            self.features.add(nn.GlobalAvgPool2D())
+            self.output = nn.Dense(classes, in_units=channels[-1])
 
 
 class ResNetV2(Classifier):
@@ -287,21 +291,22 @@ class ResNetV2(Classifier):
     def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
         super().__init__(**kwargs)
         _check_spec(layers, channels)
-        self.features = nn.HybridSequential()
-        self.features.add(nn.BatchNorm(scale=False, center=False))
-        if thumbnail:
-            self.features.add(_conv3x3(channels[0], 1, 0))
-        else:
-            self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False), nn.BatchNorm(),
-                              nn.Activation('relu'), nn.MaxPool2D(3, 2, 1))
-        in_channels = channels[0]
-        for i, num_blocks in enumerate(layers):
-            self.features.add(_make_stage(block, num_blocks, channels[i + 1],
-                                          1 if i == 0 else 2, in_channels))
-            in_channels = channels[i + 1]
-        self.features.add(nn.BatchNorm(), nn.Activation('relu'), nn.GlobalAvgPool2D(),
-                          nn.Flatten())
-        self.output = nn.Dense(classes, in_units=in_channels)
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix='')
+            self.features.add(nn.BatchNorm(scale=False, center=False))
+            if thumbnail:
+                self.features.add(_conv3x3(channels[0], 1, 0))
+            else:
+                self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False), nn.BatchNorm(),
+                                  nn.Activation('relu'), nn.MaxPool2D(3, 2, 1))
+            in_channels = channels[0]
+            for i, num_blocks in enumerate(layers):
+                self.features.add(_make_stage(block, num_blocks, channels[i + 1],
+                                              1 if i == 0 else 2, in_channels, i + 1))
+                in_channels = channels[i + 1]
+            self.features.add(nn.BatchNorm(), nn.Activation('relu'), nn.GlobalAvgPool2D(),
+                              nn.Flatten())
+            self.output = nn.Dense(classes, in_units=in_channels)
 
 
 class CIFARResNetV1(Classifier):
@@ -310,13 +315,14 @@ class CIFARResNetV1(Classifier):
     def __init__(self, block, layers, channels, classes=10, **kwargs):
         super().__init__(**kwargs)
         _check_spec(layers, channels)
-        self.features = nn.HybridSequential()
-        self.features.add(nn.Conv2D(channels[0], 3, 1, 1, use_bias=False), nn.BatchNorm())
-        for i, num_blocks in enumerate(layers):
-            self.features.add(_make_stage(block, num_blocks, channels[i + 1],
-                                          1 if i == 0 else 2, channels[i]))
-        self.features.add(nn.GlobalAvgPool2D())
-        self.output = nn.Dense(classes, in_units=channels[-1])
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix='')
+            self.features.add(nn.Conv2D(channels[0], 3, 1, 1, use_bias=False), nn.BatchNorm())
+            for i, num_blocks in enumerate(layers):
+                self.features.add(_make_stage(block, num_blocks, channels[i + 1],
+                                              1 if i == 0 else 2, channels[i], i + 1))
+            self.features.add(nn.GlobalAvgPool2D())
+            self.output = nn.Dense(classes, in_units=channels[-1])
 
 
 resnet_spec = {18: ('basic_block', [2, 2, 2, 2], [64, 64, 128, 256, 512]),

@@ -19,11 +19,12 @@ def _make_fire_conv(channels, kernel_size, padding=0):
 
 def _make_fire(squeeze_channels, expand1x1_channels, expand3x3_channels):
     """A fire module: a 1x1 squeeze, then 1x1 and 3x3 expansions side by side."""
-    paths = nn.HybridConcurrent(axis=1)
+    out = nn.HybridSequential(prefix='')
+    out.add(_make_fire_conv(squeeze_channels, 1))   # made first: MXNet's layer numbering
+    paths = nn.HybridConcurrent(axis=1, prefix='')
     paths.add(_make_fire_conv(expand1x1_channels, 1),
               _make_fire_conv(expand3x3_channels, 3, 1))
-    out = nn.HybridSequential()
-    out.add(_make_fire_conv(squeeze_channels, 1), paths)
+    out.add(paths)
     return out
 
 
@@ -50,23 +51,24 @@ class SqueezeNet(Classifier):
         if version not in ('1.0', '1.1'):
             raise MXNetError("SqueezeNet: unsupported version %r; '1.0' or '1.1' expected"
                              % (version,))
-        self.features = nn.HybridSequential()
-        if version == '1.0':
-            self.features.add(nn.Conv2D(96, kernel_size=7, strides=2), nn.Activation('relu'),
-                              _pool(), _make_fire(16, 64, 64), _make_fire(16, 64, 64),
-                              _make_fire(32, 128, 128), _pool(), _make_fire(32, 128, 128),
-                              _make_fire(48, 192, 192), _make_fire(48, 192, 192),
-                              _make_fire(64, 256, 256), _pool(), _make_fire(64, 256, 256))
-        else:
-            self.features.add(nn.Conv2D(64, kernel_size=3, strides=2), nn.Activation('relu'),
-                              _pool(), _make_fire(16, 64, 64), _make_fire(16, 64, 64),
-                              _pool(), _make_fire(32, 128, 128), _make_fire(32, 128, 128),
-                              _pool(), _make_fire(48, 192, 192), _make_fire(48, 192, 192),
-                              _make_fire(64, 256, 256), _make_fire(64, 256, 256))
-        self.features.add(nn.Dropout(0.5))
-        self.output = nn.HybridSequential()
-        self.output.add(nn.Conv2D(classes, kernel_size=1), nn.Activation('relu'),
-                        nn.AvgPool2D(13), nn.Flatten())
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix='')
+            if version == '1.0':
+                self.features.add(nn.Conv2D(96, kernel_size=7, strides=2), nn.Activation('relu'),
+                                  _pool(), _make_fire(16, 64, 64), _make_fire(16, 64, 64),
+                                  _make_fire(32, 128, 128), _pool(), _make_fire(32, 128, 128),
+                                  _make_fire(48, 192, 192), _make_fire(48, 192, 192),
+                                  _make_fire(64, 256, 256), _pool(), _make_fire(64, 256, 256))
+            else:
+                self.features.add(nn.Conv2D(64, kernel_size=3, strides=2), nn.Activation('relu'),
+                                  _pool(), _make_fire(16, 64, 64), _make_fire(16, 64, 64),
+                                  _pool(), _make_fire(32, 128, 128), _make_fire(32, 128, 128),
+                                  _pool(), _make_fire(48, 192, 192), _make_fire(48, 192, 192),
+                                  _make_fire(64, 256, 256), _make_fire(64, 256, 256))
+            self.features.add(nn.Dropout(0.5))
+            self.output = nn.HybridSequential(prefix='')
+            self.output.add(nn.Conv2D(classes, kernel_size=1), nn.Activation('relu'),
+                            nn.AvgPool2D(13), nn.Flatten())
 
 
 def get_squeezenet(version, pretrained=False, ctx=None, root=None, **kwargs):

@@ -36,14 +36,15 @@ class VGG(Classifier):
         if len(layers) != len(filters):
             raise MXNetError('VGG: layers and filters need one entry per stage, got %d and %d'
                              % (len(layers), len(filters)))
-        self.features = self._make_features(layers, filters, batch_norm)
-        self.features.add(nn.Dense(4096, activation='relu', weight_initializer='normal',
-                                   bias_initializer='zeros'),
-                          nn.Dropout(rate=0.5),
-                          nn.Dense(4096, activation='relu', weight_initializer='normal',
-                                   bias_initializer='zeros'),
-                          nn.Dropout(rate=0.5))
-        self.output = nn.Dense(classes, weight_initializer='normal', bias_initializer='zeros')
+        with self.name_scope():
+            self.features = self._make_features(layers, filters, batch_norm)
+            self.features.add(nn.Dense(4096, activation='relu', weight_initializer='normal',
+                                       bias_initializer='zeros'),
+                              nn.Dropout(rate=0.5),
+                              nn.Dense(4096, activation='relu', weight_initializer='normal',
+                                       bias_initializer='zeros'),
+                              nn.Dropout(rate=0.5))
+            self.output = nn.Dense(classes, weight_initializer='normal', bias_initializer='zeros')
 
     @staticmethod
     def _make_features(layers, filters, batch_norm):
