@@ -1,6 +1,8 @@
 """What minigluon offers instead of the modules of MXNet 1.x it leaves out: a clear
-error for ``mx.engine`` and the like (see README's "Coming from MXNet")."""
-from .base import MXNetAttributeError
+error for ``mx.engine`` and the like (see README's "Coming from MXNet"), and the
+``__getattr__`` of the placeholder modules (``mx.np``, ``mx.npx``, ``mx.nd.sparse``)
+that load but refuse every name."""
+from .base import MXNetAttributeError, MXNetError
 
 # MXNet 1.x module -> what to do in minigluon
 MODULES = {
@@ -57,3 +59,13 @@ def missing(package, table, name):
         return MXNetAttributeError('%s.%s: MXNet 1.x has it, minigluon does not; %s'
                                    % (package.replace('minigluon', 'mx'), name, table[name]))
     return AttributeError('module %r has no attribute %r' % (package, name))
+
+
+def refuse_every_name(module, advice):
+    """A module ``__getattr__`` that raises, for any public ``name``, the MXNetError
+    ``'<module>.<name>: <advice>'`` (dunder lookups stay plain AttributeErrors)."""
+    def __getattr__(name):  # pylint: disable=invalid-name
+        if name.startswith('__'):
+            raise AttributeError(name)
+        raise MXNetError('%s.%s: %s' % (module, name, advice))
+    return __getattr__

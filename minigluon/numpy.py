@@ -3,11 +3,8 @@
 The module exists so that scripts importing it load; using any of its names raises an
 error that says what to use instead.
 """
-from .base import MXNetError
+from ._missing import refuse_every_name
 
-
-def __getattr__(name):
-    if name.startswith('__'):
-        raise AttributeError(name)
-    raise MXNetError('mx.np.%s: the mx.np / mx.npx array API is not part of minigluon; use '
-                     'mx.nd, whose functions and NDArray methods follow MXNet 1.x' % name)
+__getattr__ = refuse_every_name(
+    'mx.np', 'the mx.np / mx.npx array API is not part of minigluon; use mx.nd, whose '
+    'functions and NDArray methods follow MXNet 1.x')

@@ -268,6 +268,7 @@ def adjust_lighting(data, alpha):
     RGB image."""
     return _run('_image_adjust_lighting', data, alpha=tuple(float(a) for a in alpha))
 
+
 def scale_down(src_size, size):
     """The crop ``size`` (w, h) scaled down, keeping its aspect ratio, to fit in
     ``src_size`` (w, h)."""
