@@ -216,12 +216,12 @@ def hmac_bypassed_in_round(i):
 def kv_child(role, args):
     sys.path.insert(0, ROOT)
     import minigluon  # noqa: F401  (DMLC_ROLE is not set yet, so this serves nothing)
-    from minigluon.kvstore import wire
+    from minigluon.kvstore.transport import wire
     install_hmac_switch(wire)
     os.environ['DMLC_ROLE'] = role
     if role != 'worker':
-        from minigluon.kvstore.config import Config
-        from minigluon.kvstore.roles import run_role
+        from minigluon.kvstore.ps.config import Config
+        from minigluon.kvstore.ps.roles import run_role
         sys.exit(run_role(Config.from_env()))
     kv_worker(args)
 
@@ -322,7 +322,7 @@ def mxnet_worker(args):
 
 def run_mxnet(shapes, args):
     sys.path.insert(0, ROOT)
-    from minigluon.kvstore.config import BIGARRAY_BOUND
+    from minigluon.kvstore.ps.config import BIGARRAY_BOUND
     port = free_port()
     env = {'DMLC_PS_ROOT_URI': '127.0.0.1', 'DMLC_PS_ROOT_PORT': str(port),
            'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
@@ -444,10 +444,10 @@ def hmac_micro(shapes, chunk_bytes, batch_bytes):
     by its sender and checked by its receiver), and what tagging the array bytes would add.
     ``batch_bytes``: how much one message carries (the transport decides, see dist.py)."""
     sys.path.insert(0, ROOT)
-    from minigluon.kvstore import wire
+    from minigluon.kvstore.transport import wire
     from minigluon.kvstore.dist import batched
-    from minigluon.kvstore.placement import plan
-    from minigluon.kvstore.wire import Message
+    from minigluon.kvstore.ps.placement import plan
+    from minigluon.kvstore.transport.wire import Message
     secret = secrets.token_bytes(32)
     grads = make_gradients(shapes)
     pushes, pulls = [], []
@@ -631,7 +631,7 @@ def main():
                      median[curve] / median[name], cpu[curve].sum() / rounds[curve] * 1e3,
                      cpu[name].sum() / rounds[name] * 1e3,
                      (cpu[curve].sum() / rounds[curve]) / (cpu[name].sum() / rounds[name])))
-    from minigluon.kvstore.config import Config    # (its default ring: a quarter per message)
+    from minigluon.kvstore.ps.config import Config    # (its default ring: a quarter per message)
     micro = hmac_micro(shapes, args.chunk_bytes[0],
                        Config.shm_bytes // 4 if args.transport[0] != 'tcp' else args.chunk_bytes[0])
     first = _kv_row(args.chunk_bytes[0], args.transport[0])

@@ -57,5 +57,5 @@ def __getattr__(name):
     raise missing('minigluon', MODULES, name)
 
 # Under DMLC_ROLE=server or scheduler, importing minigluon serves that role and exits.
-from .kvstore.roles import serve_if_asked as _serve_if_asked  # noqa: E402
+from .kvstore.ps.roles import serve_if_asked as _serve_if_asked  # noqa: E402
 _serve_if_asked()

@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from .roles import _serve_from_env
+from .ps.roles import _serve_from_env
 
 
 def main(argv=None):

@@ -2,9 +2,9 @@
 
 Same API as the local store. Values pushed for a key are first summed over this
 worker's devices (on the devices for the ``*_device`` types, on the host otherwise),
-then cut into parts (placement.py) and sent to the servers; pulls gather the parts
-back. Every call is a ticket of the worker's Customer (customer.py), so all the parts
-of all the keys in one call travel at once; the node (worker.py) keeps the worker in
+then cut into parts (ps/placement.py) and sent to the servers; pulls gather the parts
+back. Every call is a ticket of the worker's Customer (ps/customer.py), so all the parts
+of all the keys in one call travel at once; the node (ps/worker.py) keeps the worker in
 the job.
 
 Every push of a key is numbered (0, 1, 2, ... per key and worker), and every pull
@@ -29,14 +29,15 @@ from ..context import cpu
 from ..ndarray.dispatch import check_inplace_target
 from ..ndarray.ndarray import NDArray
 from ..optimizer import Optimizer
-from . import compression, states_file
+from . import compression
+from .ps import states_file
 from .base import KVStoreBase, Pending, check_key, check_shapes, exactly, pair_up
-from .config import Config
+from .ps.config import Config
 from .local import sum_on
-from .node import ClusterError
-from .placement import plan
-from .wire import Message, encode_key
-from .worker import WorkerNode
+from .ps.node import ClusterError
+from .ps.placement import plan
+from .transport.wire import Message, encode_key
+from .ps.worker import WorkerNode
 
 _KeyMeta = namedtuple('_KeyMeta', 'shape dtype parts')
 _BATCH_HEADER_BYTES = 32 * 1024  # (what the keys of a batch may add to its header, roughly)

@@ -107,7 +107,7 @@ import re
 import signal
 import sys
 
-from ..kvstore.config import RECOVERY_TIMEOUT_ENV
+from ..kvstore.ps.config import RECOVERY_TIMEOUT_ENV
 from . import LaunchError, local, mpi, slurm, ssh
 from .address import free_port, scheduler_address
 from .job import Job, check_user_variables, job_secret, passed_on

@@ -7,7 +7,7 @@ import time
 
 import zmq
 
-from minigluon.kvstore import gate, session, wire
+from minigluon.kvstore.transport import gate, session, wire
 
 
 class Peer:

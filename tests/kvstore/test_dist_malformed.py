@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from minigluon.kvstore import wire
-from minigluon.kvstore.wire import Message
+from minigluon.kvstore.transport import wire
+from minigluon.kvstore.transport.wire import Message
 
 from .cluster import (alive_with, Cluster, READY_THEN_WAIT, results, servers_of,
                       SHOW_SERVERS, wait_for_output)

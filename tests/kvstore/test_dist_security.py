@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from minigluon.kvstore import wire
-from minigluon.kvstore.wire import Message
+from minigluon.kvstore.transport import wire
+from minigluon.kvstore.transport.wire import Message
 
 from .cluster import alive_with, Cluster, results, servers_of, SHOW_SERVERS, wait_for_output
 
@@ -156,7 +156,7 @@ MALFORMED_BUT_AUTHENTIC = '''
 import json, os, sys
 import numpy as np
 from minigluon import nd, kv
-from minigluon.kvstore import wire
+from minigluon.kvstore.transport import wire
 import zmq
 store = kv.create('dist_sync')
 store.init('w', nd.zeros((3,)))

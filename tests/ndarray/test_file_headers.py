@@ -15,7 +15,7 @@ import pytest
 import minigluon as mx
 from minigluon import gluon, nd
 from minigluon.base import MXNetError
-from minigluon.kvstore import states_file
+from minigluon.kvstore.ps import states_file
 from minigluon.optimizer.updater import FORMAT as STATES_FORMAT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -25,7 +25,7 @@ def _patch(van):
 
 class _Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != 'minigluon.kvstore.van':
+        if name != 'minigluon.kvstore.transport.van':
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)

@@ -11,7 +11,7 @@ import itertools
 import threading
 import time
 
-from ..base import MXNetError
+from ...base import MXNetError
 from .node import ClusterError
 
 

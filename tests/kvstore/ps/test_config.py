@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from minigluon.kvstore.config import Config, ConfigError
+from minigluon.kvstore.ps.config import Config, ConfigError
 
 SECRET = 'x' * 32
 

@@ -10,14 +10,14 @@ import time
 import numpy as np
 import pytest
 
-from minigluon.kvstore import shm, wire
-from minigluon.kvstore.config import Config
-from minigluon.kvstore.wire import Message
+from minigluon.kvstore.transport import shm, wire
+from minigluon.kvstore.ps.config import Config
+from minigluon.kvstore.transport.wire import Message
 
-from .cluster import ROOT, Cluster, results
+from ..cluster import ROOT, Cluster, results
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
-from minigluon.kvstore.van import Van  # noqa: E402  (needs pyzmq)
+from minigluon.kvstore.transport.van import Van  # noqa: E402  (needs pyzmq)
 
 pytestmark = pytest.mark.skipif(not shm.available(), reason='needs Linux memfd and /proc')
 BIG = shm.MIN_BYTES // 4        # float32 elements of the smallest array that goes in a ring
@@ -163,7 +163,7 @@ def test_a_stored_value_is_reused_only_when_dropped_and_read_by_everyone_it_went
 
 OTHER_NETNS = '''
 import json, sys
-from minigluon.kvstore import shm, wire
+from minigluon.kvstore.transport import shm, wire
 offer = json.loads(sys.argv[1])
 out = {}
 for other_hosts in (False, True):

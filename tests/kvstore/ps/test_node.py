@@ -1,11 +1,11 @@
 """A node joining the job: what peers send before its address book waits for it."""
 import pytest
 
-from minigluon.kvstore.config import Config
-from minigluon.kvstore.wire import Message
+from minigluon.kvstore.ps.config import Config
+from minigluon.kvstore.transport.wire import Message
 
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
-from minigluon.kvstore.node import Node  # noqa: E402  (needs pyzmq)
+from minigluon.kvstore.ps.node import Node  # noqa: E402  (needs pyzmq)
 
 
 class Recorder(Node):

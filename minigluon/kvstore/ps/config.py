@@ -11,7 +11,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from ..base import MXNetError
+from ...base import MXNetError
 
 ROLES = ('scheduler', 'server', 'worker')
 SECRET_ENV = 'MINIGLUON_PS_SECRET'

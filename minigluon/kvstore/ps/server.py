@@ -29,14 +29,14 @@ import time
 
 import numpy as np
 
-from .. import profiler
-from ..context import cpu
-from ..ndarray.ndarray import NDArray
-from ..optimizer import SGD, Optimizer, Updater
-from . import compression
+from ... import profiler
+from ...context import cpu
+from ...ndarray.ndarray import NDArray
+from ...optimizer import SGD, Optimizer, Updater
+from .. import compression
 from .node import Node, node_name, parse_name
-from .van import log
-from .wire import Message, WireError, decode_key
+from ..transport.van import log
+from ..transport.wire import Message, WireError, decode_key
 
 
 # requests only a worker of the job may make

@@ -22,7 +22,7 @@ import time
 
 import zmq
 
-from ..network import address_towards, interface_address
+from ...network import address_towards, interface_address
 from . import gate, session, shm, wire
 
 log = logging.getLogger('minigluon.kvstore')

@@ -4,13 +4,13 @@ import time
 
 import pytest
 
-from minigluon.kvstore.config import Config
-from minigluon.kvstore.wire import Message
+from minigluon.kvstore.ps.config import Config
+from minigluon.kvstore.transport.wire import Message
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
-from minigluon.kvstore.van import Van  # noqa: E402  (needs pyzmq)
+from minigluon.kvstore.transport.van import Van  # noqa: E402  (needs pyzmq)
 
-from .peer import Peer  # noqa: E402
+from ..peer import Peer  # noqa: E402
 
 SECRET = b's' * 32
 

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from minigluon.kvstore.placement import plan, stable_hash
+from minigluon.kvstore.ps.placement import plan, stable_hash
 
-from .cluster import ROOT
+from ..cluster import ROOT
 
 KEYS = [0, 1, 7, 12345, 'w', 'fc1.weight', 'resnet0_conv0_weight', 'ünïcode', '', '7']
 
@@ -20,7 +20,7 @@ def servers_here(keys, num_servers=5):
 @pytest.mark.parametrize('hash_seed', ['0', '12345', 'random'])
 def test_another_process_places_every_key_on_the_same_server(hash_seed):
     code = ('import json, sys\n'
-            'from minigluon.kvstore.placement import plan\n'
+            'from minigluon.kvstore.ps.placement import plan\n'
             'keys = json.loads(sys.argv[1])\n'
             'print(json.dumps([plan(k, 10, 4, 5, 1000, 4096)[0].server for k in keys]))\n')
     env = dict(os.environ, PYTHONHASHSEED=hash_seed,

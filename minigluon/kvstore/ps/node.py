@@ -13,9 +13,9 @@ import socket
 import threading
 import time
 
-from ..base import MXNetError
-from .van import Van, local_address, log, resolve
-from .wire import Message
+from ...base import MXNetError
+from ..transport.van import Van, local_address, log, resolve
+from ..transport.wire import Message
 
 
 # what only the scheduler may tell a node

@@ -21,8 +21,8 @@ import threading
 import time
 
 from .node import describe, node_name, setup_logging
-from .van import Van, log, resolve
-from .wire import Message
+from ..transport.van import Van, log, resolve
+from ..transport.wire import Message
 
 
 class Scheduler:

@@ -10,9 +10,9 @@ import zipfile
 
 import numpy as np
 
-from ..base import MXNetError
-from ..ndarray.serialization import atomic_write
-from ..ndarray.zip_format import read_member
+from ...base import MXNetError
+from ...ndarray.serialization import atomic_write
+from ...ndarray.zip_format import read_member
 
 _FORMAT = 'minigluon.dist-optimizer-states'
 
