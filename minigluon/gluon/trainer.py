@@ -63,6 +63,20 @@ def _stale_message(param, ctx):
             'updating of Parameters with stale gradient' % (param.name, ctx))
 
 
+def _pushpull_keys(kv, keys, values, outs):
+    """``pushpull`` of several keys in as few round trips as the store allows.
+
+    A store with its own ``pushpull`` (MXNet's contract: one key a call) is called once
+    per key; one that pushes and pulls through KVStoreBase's ``pushpull`` gets all the
+    keys at once.
+    """
+    if type(kv).pushpull is KVStoreBase.pushpull:
+        kv.pushpull(list(keys), list(values), out=list(outs))
+        return
+    for k, v, o in zip(keys, values, outs):
+        kv.pushpull(k, v, out=o)
+
+
 class _NewWeights:
     """The pull of a parameter's new weights into ``buffer``: ``wait()`` (from
     ``Parameter.data()`` and friends) lets it finish and copies them into every device's
@@ -401,7 +415,7 @@ class Trainer:
         reduce_start = profiler.now_if_recording()
         self._allreduce_grads()
         if self._hold:
-            self._kvstore._release()
+            self._kvstore.release()
         if reduce_start is not None:
             profiler.record_range(reduce_start, 'gluon', 'Trainer.allreduce_grads')
         update_start = profiler.now_if_recording()
@@ -451,7 +465,7 @@ class Trainer:
             # with update_on_kvstore the store returns the new weights
             outs.append(p.list_data() if self._update_on_kvstore else grads[-1])
         if keys:
-            self._kvstore._pushpull_keys(keys, grads, outs)
+            _pushpull_keys(self._kvstore, keys, grads, outs)
         if late:
             self._send_many(late)
         if self._overlap and not self._update_on_kvstore:
@@ -480,7 +494,7 @@ class Trainer:
         keys = [i for i, _ in items]
         grads = [p._grad for _, p in items]
         if self._hold:
-            kv._push(keys, grads, hold=True)
+            kv.push_held(keys, grads, priority=-keys[0])
         else:
             kv.push(keys, grads, priority=-keys[0])
         outs = []
@@ -491,7 +505,7 @@ class Trainer:
                 out = self._buffers[i] = NDArray(np.empty(like.shape, like._data.dtype),
                                                   cpu(0))
             outs.append(out)
-        pull = kv._pull_async(keys, outs, priority=-keys[0])
+        pull = kv.pull_async(keys, outs, priority=-keys[0])
         for i in keys:
             self._pulls[i] = pull
 

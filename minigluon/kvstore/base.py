@@ -125,7 +125,7 @@ def check_shapes(key, arrays, shape, action):
 
 
 class Pending:
-    """A transfer a store has started and not necessarily finished (``_pull_async``);
+    """A transfer a store has started and not necessarily finished (``pull_async``);
     ``wait()`` returns once it has, raising what went wrong. This one is finished."""
 
     def wait(self):
@@ -137,10 +137,20 @@ class KVStoreBase:
 
     A store of one's own subclasses this, implements at least ``broadcast``,
     ``pushpull``, ``is_capable`` and ``type`` (what ``gluon.Trainer`` uses), and is
-    made creatable by name with the ``KVStoreBase.register`` class decorator.
+    made creatable by name with the ``KVStoreBase.register`` class decorator. One that
+    also implements ``pull_async`` (and ``push_held``/``release`` when it holds updates)
+    gets the Trainer's overlap of communication with backward. What a store can do is
+    said by attributes (``is_distributed``, ``is_async``, ``overlaps``,
+    ``is_capable``), never read from its type name.
     """
 
     OPTIMIZER = 'optimizer'
+
+    #: Gradients cross processes: each worker's step is scaled by ``1 / num_workers``.
+    is_distributed = False
+    #: Each push is applied as it arrives, without waiting for the other workers' (so
+    #: the store must run the optimizer: ``update_on_kvstore``).
+    is_async = False
 
     def __init__(self, kv_type=None):
         self._type = kv_type
@@ -246,24 +256,33 @@ class KVStoreBase:
         self.push(key, value, priority)
         self.pull(key, value if out is None else out, priority)
 
-    def _pull_async(self, key, out, priority=0):
-        """Start ``pull(key, out)`` and return a ``Pending`` to wait for it. Stores that
-        cannot pull in the background pull now."""
+    # ---- the protocol of the Trainer's gradient reducer (gluon/reducer.py) --------------
+    # A store that overrides these gets communication overlapped with backward: pushes
+    # while backward still runs, pulls in the background, the wait when the weights are
+    # next used. The defaults are synchronous, so any store works with the Trainer.
+
+    def push_held(self, key, value, priority=0):
+        """``push`` whose update the store may hold back until every worker has called
+        ``release``: gradients pushed during backward must be updated with the optimizer
+        as ``Trainer.step`` leaves it (a new batch size or learning rate). A store that
+        applies each push at once (the default) needs no hold: its pushes come in
+        ``step``, after the optimizer is set."""
+        self.push(key, value, priority)
+
+    def release(self):
+        """The pushes held so far (``push_held``) may be updated. Returns at once."""
+
+    def pull_async(self, key, out, priority=0):
+        """Start ``pull(key, out)`` and return a ``Pending`` whose ``wait()`` returns once
+        ``out`` holds the value. Here: pulls now."""
         self.pull(key, out, priority)
         return Pending()
 
-    def _pushpull_keys(self, keys, values, outs):
-        """``pushpull`` of several keys in as few round trips as the store allows.
-
-        A store with its own ``pushpull`` (MXNet's contract: one key a call) is called
-        once per key; one that pushes and pulls through this class's ``pushpull`` gets
-        all the keys at once.
-        """
-        if type(self).pushpull is KVStoreBase.pushpull:
-            self.pushpull(list(keys), list(values), out=list(outs))
-            return
-        for k, v, o in zip(keys, values, outs):
-            self.pushpull(k, v, out=o)
+    @property
+    def overlaps(self):
+        """Whether the Trainer should push during backward and pull in the background:
+        True when the class implements ``pull_async`` itself."""
+        return type(self).pull_async is not KVStoreBase.pull_async
 
     def allreduce(self, key, value, out=None, average=False):
         """Sum ``value`` (one NDArray per device) over all devices and workers into ``out``.

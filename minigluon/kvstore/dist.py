@@ -137,6 +137,8 @@ class _PullTarget:
 class DistKVStore(KVStoreBase):
     """A worker of a distributed job (types dist_sync, dist_async and *_device)."""
 
+    is_distributed = True
+
     def __init__(self, kv_type):
         KVStoreBase.__init__(self, 'dist_sync' if kv_type == 'dist' else kv_type)
         cfg = Config.from_env()
@@ -144,6 +146,7 @@ class DistKVStore(KVStoreBase):
             raise MXNetError('kv.create(%r) belongs in worker processes, but DMLC_ROLE=%s'
                              % (kv_type, cfg.role))
         self._sync = 'async' not in kv_type
+        self.is_async = not self._sync
         self._on_device = kv_type.endswith('_device')
         self._keys = {}
         self._pushes = {}             # key -> how many pushes of it this rank has made
@@ -283,13 +286,15 @@ class DistKVStore(KVStoreBase):
 
     def push(self, key, value, priority=0):
         """Send each key's summed values to its servers (returns without waiting)."""
-        self._push(key, value)
+        self._push(key, value, hold=False)
 
-    def _push(self, key, value, hold=False):
-        """``push``; with ``hold`` (a Trainer's push during backward, dist_sync) the servers
-        apply the round's update only after every worker's ``_release``: the optimizer
-        worker 0 sends in ``step`` (a new batch size or learning rate) is the one the
-        round uses."""
+    def push_held(self, key, value, priority=0):
+        """``push`` whose round the servers update only after every worker's ``release``
+        (dist_sync; dist_async applies each push at once): the optimizer worker 0 sends
+        in ``Trainer.step`` (a new batch size or learning rate) is the one the round uses."""
+        self._push(key, value, hold=self._sync)
+
+    def _push(self, key, value, hold):
         self._check_usable()
         self._customer.raise_detached_errors()
         start = profiler.now_if_recording()
@@ -319,10 +324,10 @@ class DistKVStore(KVStoreBase):
             profiler.record_range(start, 'kvstore', 'push', {
                 'keys': keys, 'bytes': sum(item[4] for item in items), 'messages': len(requests)})
 
-    def _release(self):
+    def release(self):
         """From every worker's ``Trainer.step``, after its pushes (and worker 0's optimizer):
         the rounds of its pushes so far may be applied once every worker has said so (see
-        ``_push``). Returns without waiting; the word goes to the servers when every
+        ``push_held``). Returns without waiting; the word goes to the servers when every
         push made so far has been acknowledged.
 
         Why only then: until a worker's pushes to the other hosts have left, the weights
@@ -332,6 +337,8 @@ class DistKVStore(KVStoreBase):
         delivery, every server answers once the pushes are in, in key order, so the next
         forward starts with the first layers while the rest still arrive."""
         self._check_usable()
+        if not self._sync:
+            return  # dist_async holds nothing
 
         def send():  # (on the I/O thread, or here when nothing is in flight)
             requests = [('server:%d' % r, Message('release', '')) for r in self._node.servers]
@@ -369,7 +376,7 @@ class DistKVStore(KVStoreBase):
                        target) for part in meta.parts]
         return items, targets
 
-    def _pull_async(self, key, out, priority=0):
+    def pull_async(self, key, out, priority=0):
         """Start pulling ``key`` into ``out``; the I/O thread writes the value out as it
         arrives, and the returned ``Pending``'s ``wait()`` returns once it has (raising
         what went wrong). ``out`` must not be used until then."""
@@ -502,7 +509,7 @@ class DistKVStore(KVStoreBase):
 
 
 class _PendingPull(Pending):
-    """A pull under way (``DistKVStore._pull_async``)."""
+    """A pull under way (``DistKVStore.pull_async``)."""
 
     def __init__(self, customer):
         self._customer = customer

@@ -5,6 +5,7 @@ import pytest
 import minigluon as mx
 from minigluon import kv, nd
 from minigluon.base import MXNetError
+from minigluon.gluon.trainer import _pushpull_keys
 from minigluon.kvstore import compression
 from minigluon.test_utils import assert_almost_equal
 
@@ -202,7 +203,7 @@ def test_a_user_store_registers_by_its_class_name():
         values = [[nd.full((2,), float(i + j), ctx=c) for j, c in enumerate(DEVICES)]
                   for i in range(3)]
         outs = [[nd.zeros((2,), ctx=c) for c in DEVICES] for _ in range(3)]
-        store._pushpull_keys([0, 1, 2], values, outs)  # its own pushpull: one key a call
+        _pushpull_keys(store, [0, 1, 2], values, outs)  # its own pushpull: one key a call
         assert CountingStore.calls == 3
         for i, per_device in enumerate(outs):
             for o in per_device:
@@ -215,7 +216,7 @@ def test_pushpull_of_key_lists_on_builtin_stores():
     store = kv.create('device')
     store.init([0, 1], [nd.zeros((2,)), nd.zeros((3,))])
     grads = [[nd.ones((2,), ctx=c) for c in DEVICES], [nd.full((3,), 2.0, ctx=c) for c in DEVICES]]
-    store._pushpull_keys([0, 1], grads, grads)
+    _pushpull_keys(store, [0, 1], grads, grads)
     for g in grads[0]:
         assert_almost_equal(g, [2.0, 2.0])
     for g in grads[1]:
