@@ -18,7 +18,7 @@ import numpy as np
 from .. import autograd
 from .. import initializer
 from .. import symbol
-from ..base import MXNetError
+from ..base import MXNetError, MXNetValueError
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray, array as nd_array, load as nd_load, save as nd_save
 from ..ndarray import zeros as nd_zeros
@@ -33,6 +33,21 @@ _STYPES = ('default', 'row_sparse', 'csr')
 # ParameterDict.get arguments that only shape a new Parameter (as in MXNet, an existing
 # one is not checked against them)
 _CREATION_ONLY = ('allow_deferred_init', 'differentiable', 'stype', 'grad_stype')
+
+
+_EVENTS = ('grad_write', 'grad_ready', 'grad_access', 'load')
+
+
+class _HookHandle:
+    """What ``Parameter.register_hook`` returns: ``remove()`` unregisters the hook."""
+    __slots__ = ('_hooks', '_hook')
+
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
 
 class DeferredInitializationError(MXNetError):
@@ -101,8 +116,8 @@ class Parameter:
         self._grad = None
         self._ctx_list = None
         self._deferred_init = ()  # (init, ctx_list, default_init, data) while deferred
-        self._trainer = None  # weakref to the Trainer that updates this parameter
-        self._pending = None  # the kvstore's pull of new weights, when one is under way
+        self._hooks = {}  # event -> [callable(param)]: see register_hook
+        self._pending = None  # new data on its way (expect_data), waited for before use
         self._var = None  # ((name, dtype), the graph variable) once ``var()`` made it
         self.grad_req = grad_req
 
@@ -189,31 +204,48 @@ class Parameter:
     def stale_grad_contexts(self):
         """The contexts whose gradient no backward has written since ``mark_grad_used``
         (every context before the first backward)."""
-        return [d.context for d, n in zip(self._data or (), self._grad_writes_since_used())
+        return [d.context for d, n in zip(self._data or (), self.grad_writes_since_used())
                 if not n]
 
-    def _grad_writes_since_used(self):
+    def grad_writes_since_used(self):
         """How many times backward wrote each context's gradient since ``mark_grad_used``."""
         used = {id(d): n for d, n in ((ref(), n) for ref, n in self._grad_used_at)
                 if d is not None}  # arrays replaced since (cast, re-initialised) start at 0
         return [d._grad_writes - used.get(id(d), 0) for d in self._data or ()]
 
+    def register_hook(self, event, hook):
+        """Call ``hook(param)`` on ``event``; returns a handle whose ``remove()`` undoes it.
+
+        Events: ``'grad_write'`` (backward is about to write the gradient on one context),
+        ``'grad_ready'`` (it has written it), ``'grad_access'`` (the program takes the
+        gradient buffers: ``grad()``, ``list_grad()``, ``zero_grad()``), ``'load'`` (a
+        value was loaded from a file). A gradient reducer listens to overlap
+        communication with backward.
+        """
+        if event not in _EVENTS:
+            raise MXNetValueError('Parameter.register_hook: unknown event %r; the events are '
+                                  '%s' % (event, ', '.join(_EVENTS)))
+        hooks = self._hooks.setdefault(event, [])
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def _raise_event(self, event):
+        for hook in self._hooks.get(event, ()):
+            hook(self)
+
     def _on_grad(self, arr, written):
         """Backward is about to write (``written`` False) or has written the gradient of
-        ``arr``, one of this parameter's arrays: the Trainer may send it on at once."""
-        trainer = self._trainer() if self._trainer is not None else None
-        if trainer is not None and trainer._overlapping:
-            trainer._on_grad(self, written)
+        ``arr``, one of this parameter's arrays."""
+        self._raise_event('grad_ready' if written else 'grad_write')
 
-    def _grad_accessed(self):
-        """The program takes the gradient buffers (to read or change them) between
-        backward and the step: the Trainer must not send them during backward."""
-        trainer = self._trainer() if self._trainer is not None else None
-        if trainer is not None:
-            trainer._on_grad_access(self)
+    def expect_data(self, pending):
+        """New data is on its way (e.g. weights a kvstore is pulling): ``data()`` and every
+        other use of the data first call ``pending.wait()``, which must write it."""
+        self.wait_data()
+        self._pending = pending
 
-    def _wait_pending(self):
-        """Wait until new weights the kvstore is pulling into the data have arrived."""
+    def wait_data(self):
+        """Wait until data announced with ``expect_data`` has arrived."""
         pending, self._pending = self._pending, None
         if pending is not None:
             pending.wait()
@@ -273,7 +305,7 @@ class Parameter:
 
     def _init_impl(self, data, ctx_list):
         """Put a copy of ``data`` on every context and attach gradient buffers."""
-        self._wait_pending()
+        self.wait_data()
         self._ctx_list = list(ctx_list)
         self._deferred_init = ()
         self._data = [data.copyto(c).astype(self.dtype, copy=False) for c in self._ctx_list]
@@ -328,20 +360,20 @@ class Parameter:
         """The data on ``ctx`` (default: the current context, or the only copy), once any
         new weights the kvstore is pulling have arrived."""
         if self._pending is not None:
-            self._wait_pending()
+            self.wait_data()
         return self._check_and_get(self._data, ctx)
 
     def list_data(self):
         """The data on every context, in ``list_ctx()`` order (after any pull under way)."""
         if self._pending is not None:
-            self._wait_pending()
+            self.wait_data()
         return self._check_and_get(self._data, list)
 
     def grad(self, ctx=None):
         """The gradient buffer on ``ctx``."""
         if self._data is not None and self._grad is None:
             raise MXNetError("%s has no gradient because grad_req='null'" % self._label())
-        self._grad_accessed()
+        self._raise_event('grad_access')
         return self._check_and_get(self._grad, ctx)
 
     def list_grad(self):
@@ -358,7 +390,7 @@ class Parameter:
         """
         if self._data is not None and self._grad is None:
             raise MXNetError("%s has no gradient because grad_req='null'" % self._label())
-        self._grad_accessed()
+        self._raise_event('grad_access')
         return self._check_and_get(self._grad, list)
 
     def list_ctx(self):
@@ -373,7 +405,7 @@ class Parameter:
     def zero_grad(self):
         """Set every gradient buffer to 0."""
         if self._grad:
-            self._grad_accessed()
+            self._raise_event('grad_access')
         for g in self._grad or ():
             g[:] = 0
 
@@ -382,7 +414,7 @@ class Parameter:
         if not isinstance(data, NDArray):
             data = NDArray(np.asarray(data, dtype=self.dtype), cpu())
         self.shape = data.shape
-        self._wait_pending()  # a pull under way must not overwrite the new value
+        self.wait_data()  # a pull under way must not overwrite the new value
         if self._data is None:
             if not self._deferred_init:
                 raise MXNetError('%s has not been initialized; call net.initialize() before '
@@ -415,20 +447,15 @@ class Parameter:
         self.dtype = dtype
         if self._data is None:
             return
-        self._wait_pending()
+        self.wait_data()
         with autograd.pause():
             self._data = [d.astype(self.dtype) for d in self._data]
             if self._grad is not None:
                 self._init_grad()
 
-    def _set_trainer(self, trainer):
-        self._trainer = weakref.ref(trainer) if trainer is not None else None
-
     def _load_init(self, data, ctx, cast_dtype=False, dtype_source='current'):
         """Take the value ``data`` loaded from a file (shape and dtype checked)."""
-        trainer = self._trainer() if self._trainer is not None else None
-        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
-            trainer._reset_kvstore()  # the store's copy of the weights is stale now
+        self._raise_event('load')  # e.g. a store's copy of the weights is stale now
         if self.shape is not None and (len(self.shape) != len(data.shape) or any(
                 d > 0 and d != s for d, s in zip(self.shape, data.shape))):
             raise MXNetError('%s has shape %s in this Block but %s in the file'

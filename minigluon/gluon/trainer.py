@@ -13,46 +13,25 @@ so every worker of a job numbers the parameters alike), and the store is chosen 
 first use: ``update_on_kvstore`` follows the user, else ``MXNET_UPDATE_ON_KVSTORE``
 (default 1), except where only one choice can work.
 
-With a distributed store the communication overlaps the computation (``overlap``,
-``MINIGLUON_KVSTORE_OVERLAP``): a gradient is pushed as soon as backward has completed
-it, on every device, with the pull of its result started right behind it; ``step``
-pushes only what backward did not, and with ``update_on_kvstore`` returns without
-waiting: ``Parameter.data()`` waits for that parameter's new weights when the next
-forward reaches it. The numbers are those of the plain step. Backward can only push
-what the step will push: it does so for ``grad_req='write'`` parameters that the
-previous step saw written as many times (one backward, or one per device) as this
-step has now, when the program did not take the gradients between backward and step
-(``grad()``, ``list_grad()``, e.g. to clip them; the next step then pushes in
-``step``). A pushed gradient is read-only until ``step``.
+Summing the gradients over devices and workers is the gradient reducer's
+(reducer.py): with a store that can, it pushes each gradient while backward still
+runs and lets the next forward wait only for the weights it uses (``overlap``).
 """
 import os
-import warnings
+import weakref
 
 import numpy as np
 
-from .. import autograd
 from .. import optimizer as opt
 from .. import profiler
 from ..base import MXNetError, MXNetTypeError, MXNetUsageError, MXNetValueError
-from ..context import cpu
 from ..kvstore import KVStoreBase, create as create_kvstore
-from ..ndarray import NDArray
 from ..ndarray.serialization import atomic_write
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
+from .reducer import GradientReducer, overlap_from_env
 
 # A 'local' store updating huge arrays on the host would be slow: MXNet's limit.
 _LOCAL_UPDATE_LIMIT = 1024 * 1024 * 16
-_OVERLAP_VARIABLE = 'MINIGLUON_KVSTORE_OVERLAP'
-BUCKET_BYTES = 1 << 20  # gradients made final during backward go out together up to this
-
-
-def _overlap_from_env():
-    value = os.environ.get(_OVERLAP_VARIABLE, '1').strip()
-    if value not in ('0', '1'):
-        raise MXNetValueError('%s=%r: use 1 to overlap kvstore communication with backward '
-                              '(the default) or 0 to communicate in Trainer.step only'
-                              % (_OVERLAP_VARIABLE, value))
-    return value == '1'
 
 
 def _stale_message(param, ctx):
@@ -61,36 +40,6 @@ def _stale_message(param, ctx):
             'the Parameters (Blocks) for this iteration. If you are intentionally only using a '
             'subset, call step with ignore_stale_grad=True to suppress this warning and skip '
             'updating of Parameters with stale gradient' % (param.name, ctx))
-
-
-def _pushpull_keys(kv, keys, values, outs):
-    """``pushpull`` of several keys in as few round trips as the store allows.
-
-    A store with its own ``pushpull`` (MXNet's contract: one key a call) is called once
-    per key; one that pushes and pulls through KVStoreBase's ``pushpull`` gets all the
-    keys at once.
-    """
-    if type(kv).pushpull is KVStoreBase.pushpull:
-        kv.pushpull(list(keys), list(values), out=list(outs))
-        return
-    for k, v, o in zip(keys, values, outs):
-        kv.pushpull(k, v, out=o)
-
-
-class _NewWeights:
-    """The pull of a parameter's new weights into ``buffer``: ``wait()`` (from
-    ``Parameter.data()`` and friends) lets it finish and copies them into every device's
-    array."""
-    __slots__ = ('_pull', '_buffer', '_param')
-
-    def __init__(self, pull, buffer, param):
-        self._pull, self._buffer, self._param = pull, buffer, param
-
-    def wait(self):
-        self._pull.wait()
-        with autograd.pause():  # (a forward under record() may be what asks)
-            for d in self._param._data:
-                self._buffer.copyto(d)
 
 
 class Trainer:
@@ -116,8 +65,10 @@ class Trainer:
         servers. Asking for a combination that cannot work raises ValueError.
     overlap : bool, optional
         Push each gradient while backward is still running and let the next forward
-        wait only for the weights it uses (see the module's documentation). By default
-        ``MINIGLUON_KVSTORE_OVERLAP`` (1) decides, for distributed stores only.
+        wait only for the weights it uses (see reducer.py), with stores that can
+        (``kvstore.overlaps``: the distributed stores, and one's own that implements
+        ``pull_async``). By default ``MINIGLUON_KVSTORE_OVERLAP`` (1) decides for them;
+        other stores do not overlap unless asked.
     """
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore='device',
@@ -140,16 +91,24 @@ class Trainer:
             if id(p) not in seen:  # shared parameters are updated once
                 seen.add(id(p))
                 self._params.append(p)
-                p._set_trainer(self)
         self._param2idx = {id(p): i for i, p in enumerate(self._params)}
         self._compression_params = compression_params
         self._kvstore_params = {'kvstore': kvstore, 'update_on_kvstore': update_on_kvstore}
         self._contexts = None
         self._kvstore = None
         self._overlap_arg = overlap
+        self._reducer = GradientReducer(self._params)
         self._init_optimizer(optimizer, optimizer_params)
         self._scale = self._optimizer.rescale_grad
         self._reset_kvstore()
+        me = weakref.ref(self)  # a Trainer dropped stops listening
+        for p in self._params:
+            p.register_hook('load', lambda _, me=me: me() and me()._on_load())
+
+    def _on_load(self):
+        """A parameter took a value from a file: the store's copy of it is stale."""
+        if self._kv_initialized and self._update_on_kvstore:
+            self._reset_kvstore()
 
     def _param_dict(self):
         """The optimizer's view of the parameters (lr_mult, wd_mult) by kvstore key."""
@@ -190,25 +149,15 @@ class Trainer:
     def _reset_kvstore(self):
         """Forget the store (e.g. after new weights were loaded): the next step sets up a
         new one from the parameters' current values."""
-        if self._kvstore is not None and 'dist' in self._kvstore.type:
+        if self._kvstore is not None and self._kvstore.is_distributed:
             raise MXNetError('Cannot reset a distributed KVStore: every worker would have to '
                              'do it at the same time')
+        self._reducer.detach()
         self._kv_initialized = False
         self._kvstore = None
         self._distributed = None
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
-        self._overlap = False         # communicate during backward and the next forward
-        self._hold = False            # the servers apply those pushes after every step
-        self._overlapping = False     # this backward may push (read by Parameters' hooks)
-        self._expected = {}           # index -> gradient writes per device in the last step
-        self._early = {}              # index -> its gradient's read-only arrays, pushed
-        self._pulls = {}              # index -> the Pending pull of its result
-        self._bucket = []             # (index, parameter) made final, not yet sent
-        self._bucket_bytes = 0
-        self._buffers = {}            # index -> host array the summed gradient comes to
-        self._grads_taken = False     # the program took gradients before the step
-        self._consumed = False        # gradients were sent since the last backward
 
     def _check_contexts(self):
         contexts = None
@@ -229,7 +178,8 @@ class Trainer:
         if isinstance(arg, KVStoreBase):
             kv = arg
         elif isinstance(arg, str):
-            if len(self._contexts) == 1 and 'dist' not in arg:
+            # (as MXNet decides, by the name: the store does not exist yet)
+            if len(self._contexts) == 1 and not arg.lower().startswith('dist'):
                 return None, False  # one device, one process: nothing to aggregate
             kv = create_kvstore(arg)
             if arg == 'local':
@@ -250,8 +200,8 @@ class Trainer:
         self._contexts = self._check_contexts()
         asked = self._kvstore_params['update_on_kvstore']
         kv, update_on_kvstore = self._create_kvstore(self._kvstore_params['kvstore'])
-        distributed = kv is not None and 'dist' in kv.type
-        if distributed and 'async' in kv.type:
+        distributed = kv is not None and kv.is_distributed
+        if kv is not None and kv.is_async:
             if asked is False:
                 raise MXNetValueError('Please set update_on_kvstore=True when training in async '
                                       "mode: kvstore '%s' applies each push as it arrives"
@@ -291,14 +241,11 @@ class Trainer:
                 kv.set_optimizer(self._optimizer)
         self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
         self._distributed = distributed
-        overlap = self._overlap_arg
-        if overlap is None:
-            overlap = distributed and _overlap_from_env()
-        self._overlap = bool(overlap) and kv is not None
-        # a dist_sync server holds the updates of pushes made during backward until worker
-        # 0's step has sent the optimizer for them (a new batch size, learning rate)
-        self._hold = (self._overlap and bool(update_on_kvstore) and distributed and
-                      'async' not in kv.type)
+        if kv is not None:
+            overlap = self._overlap_arg
+            if overlap is None:
+                overlap = kv.overlaps and overlap_from_env()
+            self._reducer.attach(kv, update_on_kvstore, overlap)
         self._kv_initialized = True
 
     def _init_params(self):
@@ -387,16 +334,9 @@ class Trainer:
                 self._send_optimizer('batch size')  # its copy must rescale too
 
     def _send_optimizer(self, what):
-        """Give the store the optimizer as changed now: after the rounds of earlier steps
-        (their updates keep the optimizer they were pushed under). With ``_hold`` this
-        step's early rounds wait for it (see ``_send``); otherwise they may not."""
-        self._drain(skip=self._early if self._hold else ())
-        if self._early and not self._hold:
-            warnings.warn('Trainer: the %s changed after backward had pushed %d gradient(s) '
-                          'of this step to the kvstore (overlap); their update may use the '
-                          'optimizer as it was. Change it between steps, or pass '
-                          'overlap=False (%s=0) for the exact numbers of a plain step'
-                          % (what, len(self._early), _OVERLAP_VARIABLE), stacklevel=3)
+        """Give the store the optimizer as changed now (see
+        ``GradientReducer.before_optimizer_change``)."""
+        self._reducer.before_optimizer_change(what)
         self._kvstore.set_optimizer(self._optimizer)
 
     # ---- the training step ------------------------------------------------------------
@@ -414,8 +354,6 @@ class Trainer:
             self._check_fresh()  # before any push: stale gradients must not reach the store
         reduce_start = profiler.now_if_recording()
         self._allreduce_grads()
-        if self._hold:
-            self._kvstore.release()
         if reduce_start is not None:
             profiler.record_range(reduce_start, 'gluon', 'Trainer.allreduce_grads')
         update_start = profiler.now_if_recording()
@@ -445,134 +383,8 @@ class Trainer:
         self._allreduce_grads()
 
     def _allreduce_grads(self):
-        if self._kvstore is None:
-            return
-        self._learn_backward()
-        self._send_bucket()
-        early, self._early = self._early, {}
-        for arrays in early.values():
-            for a in arrays:
-                a.flags.writeable = True
-        keys, grads, outs, late = [], [], [], []
-        for i, p in enumerate(self._params):
-            if p.grad_req == 'null' or i in early:
-                continue
-            if self._overlap:
-                late.append((i, p))
-                continue
-            keys.append(i)
-            grads.append(p._grad)
-            # with update_on_kvstore the store returns the new weights
-            outs.append(p.list_data() if self._update_on_kvstore else grads[-1])
-        if keys:
-            _pushpull_keys(self._kvstore, keys, grads, outs)
-        if late:
-            self._send_many(late)
-        if self._overlap and not self._update_on_kvstore:
-            for i, p in enumerate(self._params):
-                if p.grad_req != 'null':
-                    self._pulls.pop(i).wait()
-                    for g in p._grad:
-                        self._buffers[i].copyto(g)
-        elif self._overlap:  # from the step on, the weights are the new ones once here
-            for i in list(self._pulls):
-                self._params[i]._pending = _NewWeights(self._pulls.pop(i), self._buffers[i],
-                                                       self._params[i])
-
-    # ---- overlap: gradients sent during backward, weights waited for when used ----------
-    def _send_many(self, items):
-        """Push the gradients of ``items`` = [(index, parameter)] and start pulling the
-        results (the new weights or the summed gradients) into buffers that ``step`` hands
-        on: until the step the parameters keep their weights, as without overlap. One push
-        and one pull: a message per server, not one per parameter and server."""
-        kv = self._kvstore
-        for i, p in items:
-            p._wait_pending()  # the last pull into the data has to be done before the next
-            previous = self._pulls.pop(i, None)
-            if previous is not None:
-                previous.wait()
-        keys = [i for i, _ in items]
-        grads = [p._grad for _, p in items]
-        if self._hold:
-            kv.push_held(keys, grads, priority=-keys[0])
-        else:
-            kv.push(keys, grads, priority=-keys[0])
-        outs = []
-        for i, p in items:
-            out = self._buffers.get(i)
-            if out is None:
-                like = p._data[0] if self._update_on_kvstore else p._grad[0]
-                out = self._buffers[i] = NDArray(np.empty(like.shape, like._data.dtype),
-                                                  cpu(0))
-            outs.append(out)
-        pull = kv.pull_async(keys, outs, priority=-keys[0])
-        for i in keys:
-            self._pulls[i] = pull
-
-    def _send_bucket(self):
-        if self._bucket:
-            bucket, self._bucket, self._bucket_bytes = self._bucket, [], 0
-            self._send_many(bucket)
-
-    def _on_grad(self, p, written):
-        """Backward writes ``p``'s gradient on one device (see ``Parameter._on_grad``)."""
-        i = self._param2idx.get(id(p))
-        if i is None:
-            return
-        if not written:
-            if i in self._early:
-                raise MXNetError(
-                    'Trainer: backward writes the gradient of %s again, but it had been '
-                    'written as often as in the previous step (%s time(s) per device) and '
-                    'went to the kvstore already (overlap). Call step() after the same '
-                    'number of backward passes every time, or pass overlap=False to the '
-                    'Trainer (or set %s=0)'
-                    % (p.name, '/'.join(map(str, self._expected[i])), _OVERLAP_VARIABLE))
-            return
-        if self._expected.get(i) != p._grad_writes_since_used():
-            return
-        # gradients go out in buckets of at least BUCKET_BYTES (or the last of the step):
-        # a message per parameter cost the workers and servers 10% more CPU than one push
-        # in step() at 10 Gbit/s
-        self._bucket.append((i, p))
-        self._bucket_bytes += sum(g._data.nbytes for g in p._grad)
-        # protected until the step: a change now could not reach the store
-        self._early[i] = [g._data for g in p._grad if isinstance(g._data, np.ndarray)
-                          and g._data.flags.writeable]
-        for a in self._early[i]:
-            a.flags.writeable = False
-        if self._bucket_bytes >= BUCKET_BYTES or len(self._early) == len(self._expected):
-            self._send_bucket()
-
-    def _on_grad_access(self, p):
-        """The program takes ``p``'s gradient buffers (see ``Parameter._grad_accessed``)."""
-        if not self._consumed and any(p._grad_writes_since_used()):
-            self._grads_taken = True
-
-    def _learn_backward(self):
-        """Before the gradients are sent: how many times backward wrote each one (the
-        next step pushes a gradient during backward when it is written as often)."""
-        self._expected = {}
-        for i, p in enumerate(self._params):
-            if p.grad_req == 'write':
-                writes = p._grad_writes_since_used()
-                if writes and all(writes):
-                    self._expected[i] = writes
-        self._consumed = True
-
-    def _arm(self):
-        """After a step: whether the next backward may push."""
-        self._overlapping = (self._overlap and not self._grads_taken and
-                             not self._params_to_init)
-        self._grads_taken = self._consumed = False
-
-    def _drain(self, skip=()):
-        """Wait for every pull under way but those of the parameters in ``skip``."""
-        for i, p in enumerate(self._params):
-            if i not in skip:
-                p._wait_pending()
-        for i in [i for i in self._pulls if i not in skip]:
-            self._pulls.pop(i).wait()
+        if self._kvstore is not None:
+            self._reducer.reduce()
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to every parameter (after ``allreduce_grads``)."""
@@ -598,7 +410,7 @@ class Trainer:
                     for d in data[1:]:
                         data[0].copyto(d)
             p.mark_grad_used()
-        self._arm()
+        self._reducer.arm(ready=not self._params_to_init)
 
     # ---- states -----------------------------------------------------------------------
     def save_states(self, fname):
@@ -608,7 +420,7 @@ class Trainer:
         Parameters' own.
         """
         self._prepare()
-        self._drain()
+        self._reducer.wait()
         if self._update_on_kvstore:
             if self._params_to_init:
                 raise MXNetError('Cannot save trainer states while some parameters are not '
@@ -621,7 +433,7 @@ class Trainer:
     def load_states(self, fname):
         """Load what ``save_states`` wrote; training continues exactly where it stopped."""
         self._prepare()
-        self._drain()
+        self._reducer.wait()
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
             local = getattr(self._kvstore, '_updater', None)  # in-process stores only

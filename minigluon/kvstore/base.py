@@ -279,6 +279,12 @@ class KVStoreBase:
         return Pending()
 
     @property
+    def holds_pushes(self):
+        """Whether ``push_held`` really holds updates until ``release``: True when the
+        class implements it itself."""
+        return type(self).push_held is not KVStoreBase.push_held
+
+    @property
     def overlaps(self):
         """Whether the Trainer should push during backward and pull in the background:
         True when the class implements ``pull_async`` itself."""

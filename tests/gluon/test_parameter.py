@@ -6,6 +6,7 @@ import pytest
 
 import minigluon as mx
 from minigluon import autograd, gluon, nd
+from minigluon.base import MXNetError
 from minigluon.gluon import nn
 
 
@@ -351,3 +352,31 @@ def test_block_without_parameters_saves_and_loads(tmp_path):
     nn.HybridSequential().load_parameters(fname)
     with pytest.raises(mx.MXNetError, match="parameter 'dense[0-9]+_weight' is missing"):
         nn.Dense(2, in_units=3).collect_params().load(fname)
+
+
+def test_hooks_hear_backward_gradient_access_and_loading(tmp_path):
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    net = gluon.nn.Dense(2, in_units=3)
+    net.initialize(ctx=ctxs)
+    events = []
+    handles = [net.weight.register_hook(e, lambda p, e=e: events.append((e, p.name)))
+               for e in ('grad_write', 'grad_ready', 'grad_access', 'load')]
+    with autograd.record():
+        losses = [net(nd.ones((1, 3), ctx=c)).sum() for c in ctxs]
+    autograd.backward(losses)
+    name = net.weight.name
+    # before and after each context's gradient is written
+    assert events == [('grad_write', name), ('grad_ready', name)] * 2
+    assert net.weight.grad_writes_since_used() == [1, 1]
+    events.clear()
+    net.weight.list_grad()
+    net.save_parameters(str(tmp_path / 'w.params'))
+    net.load_parameters(str(tmp_path / 'w.params'), ctx=ctxs)
+    assert events == [('grad_access', name), ('load', name)]
+    for h in handles:
+        h.remove()
+    events.clear()
+    net.weight.zero_grad()
+    assert events == []
+    with pytest.raises(MXNetError, match='unknown event'):
+        net.weight.register_hook('grad_redy', print)

@@ -317,11 +317,10 @@ def test_a_store_without_an_optimizer_aggregates_and_the_devices_update():
 
 
 class _AsyncLookalike(mx.kv.TestStore):
-    """A store whose type says dist_async (the Trainer's choices depend on the type)."""
+    """A store that applies each push as it arrives (the Trainer's choices depend on what
+    the store says it does, not on its name)."""
 
-    @property
-    def type(self):
-        return 'dist_async'
+    is_async = True
 
     @staticmethod
     def is_capable(capability):

@@ -10,7 +10,7 @@ import pytest
 import minigluon as mx
 from minigluon import autograd, gluon, nd
 from minigluon.base import MXNetError
-from minigluon.gluon.trainer import _overlap_from_env
+from minigluon.gluon.reducer import overlap_from_env
 
 CTXS = [mx.cpu(0), mx.cpu(1)]
 
@@ -49,7 +49,7 @@ def _train(overlap, steps=4, clip_at=(), update_on_kvstore=True):
     early = []
     for step in range(steps):
         _backward(net, step)
-        early.append(len(trainer._early))
+        early.append(len(trainer._reducer._early))
         if step in clip_at:  # the program takes the gradients between backward and step
             grads = [g for p in net.collect_params().values() for g in p.list_grad()]
             gluon.utils.clip_global_norm(grads, 0.01)
@@ -103,7 +103,7 @@ def test_two_backward_passes_per_step_push_after_the_second():
         early = []
         for step in range(3):
             _backward(net, step, passes=2)
-            early.append(len(trainer._early))
+            early.append(len(trainer._reducer._early))
             trainer.step(8)
         return _digest(net), early
     plain, _ = run(False)
@@ -114,6 +114,6 @@ def test_two_backward_passes_per_step_push_after_the_second():
 def test_the_overlap_variable_must_be_0_or_1(monkeypatch):
     monkeypatch.setenv('MINIGLUON_KVSTORE_OVERLAP', 'yes')
     with pytest.raises(MXNetError, match='MINIGLUON_KVSTORE_OVERLAP'):
-        _overlap_from_env()
+        overlap_from_env()
     monkeypatch.setenv('MINIGLUON_KVSTORE_OVERLAP', '0')
-    assert _overlap_from_env() is False
+    assert overlap_from_env() is False

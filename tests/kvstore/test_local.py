@@ -5,7 +5,6 @@ import pytest
 import minigluon as mx
 from minigluon import kv, nd
 from minigluon.base import MXNetError
-from minigluon.gluon.trainer import _pushpull_keys
 from minigluon.kvstore import compression
 from minigluon.test_utils import assert_almost_equal
 
@@ -191,36 +190,13 @@ def test_is_capable():
 def test_a_user_store_registers_by_its_class_name():
     @kv.KVStoreBase.register
     class CountingStore(kv.TestStore):
-        calls = 0
-
-        def pushpull(self, key, value, out=None, priority=0):
-            CountingStore.calls += 1
-            super().pushpull(key, value, out, priority)
+        pass
 
     try:
-        store = kv.create('countingstore')
-        assert type(store) is CountingStore
-        values = [[nd.full((2,), float(i + j), ctx=c) for j, c in enumerate(DEVICES)]
-                  for i in range(3)]
-        outs = [[nd.zeros((2,), ctx=c) for c in DEVICES] for _ in range(3)]
-        _pushpull_keys(store, [0, 1, 2], values, outs)  # its own pushpull: one key a call
-        assert CountingStore.calls == 3
-        for i, per_device in enumerate(outs):
-            for o in per_device:
-                assert_almost_equal(o, np.full(2, 2.0 * i + 1))
+        assert type(kv.create('countingstore')) is CountingStore
+        assert type(kv.create('CountingStore')) is CountingStore  # names ignore case
     finally:
         del kv.base._REGISTRY['countingstore']
-
-
-def test_pushpull_of_key_lists_on_builtin_stores():
-    store = kv.create('device')
-    store.init([0, 1], [nd.zeros((2,)), nd.zeros((3,))])
-    grads = [[nd.ones((2,), ctx=c) for c in DEVICES], [nd.full((3,), 2.0, ctx=c) for c in DEVICES]]
-    _pushpull_keys(store, [0, 1], grads, grads)
-    for g in grads[0]:
-        assert_almost_equal(g, [2.0, 2.0])
-    for g in grads[1]:
-        assert_almost_equal(g, [4.0, 4.0, 4.0])
 
 
 def test_teststore_broadcasts_and_sums():
