@@ -51,8 +51,13 @@ def array_module(device_type):
     return cupy if device_type == 'gpu' else numpy
 
 
+def is_host_array(a):
+    """True for a numpy array: an array in host memory (numpy scalars are not arrays)."""
+    return isinstance(a, numpy.ndarray)
+
+
 def is_device_array(a):
-    """True for a CuPy array."""
+    """True for a CuPy array: an array in a GPU's memory."""
     return cupy is not None and isinstance(a, cupy.ndarray)
 
 

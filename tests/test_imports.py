@@ -1,6 +1,7 @@
-"""The package's import structure: every module imports in a fresh interpreter, no two
-modules import each other through any chain (imports inside functions count: they are
-how cycles hide), CuPy is imported by ``backend.py`` alone and numba by
+"""The package's import structure: every module imports in a fresh interpreter, every
+import goes down the layers listed here (README's "How the code is laid out" describes
+them), no two modules import each other through any chain (imports inside functions
+count: they are how cycles hide), CuPy is imported by ``backend.py`` alone and numba by
 ``ndarray/ops/compiled.py`` alone."""
 import ast
 import os
@@ -26,12 +27,14 @@ def _modules():
 
 
 def _imports(name, path, modules):
-    """The package modules that module ``name`` (at ``path``) names in an import."""
+    """{package module: line of its first import} for the modules that module ``name``
+    (at ``path``) names in an import."""
     package = name if path.endswith('__init__.py') else name.rpartition('.')[0]
-    targets = set()
+    targets = {}
     for node in ast.walk(ast.parse(open(path).read(), path)):
+        found = set()
         if isinstance(node, ast.Import):
-            targets.update(alias.name for alias in node.names)
+            found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ''
             if node.level:
@@ -40,8 +43,10 @@ def _imports(name, path, modules):
                 base = '.'.join(parts + ([node.module] if node.module else []))
             for alias in node.names:
                 sub = '%s.%s' % (base, alias.name)
-                targets.add(sub if sub in modules else base)
-    return {t for t in targets if t in modules and t != name}
+                found.add(sub if sub in modules else base)
+        for target in found:
+            targets[target] = min(targets.get(target, node.lineno), node.lineno)
+    return {t: line for t, line in targets.items() if t in modules and t != name}
 
 
 def _find_cycle(graph):
@@ -79,6 +84,127 @@ def test_the_module_graph_has_no_cycle():
 def test_the_cycle_finder_finds_cycles():
     assert _find_cycle({'a': {'b'}, 'b': {'c'}, 'c': {'a'}}) == ['a', 'b', 'c', 'a']
     assert _find_cycle({'a': {'b', 'c'}, 'b': {'c'}, 'c': set()}) is None
+
+
+# The layers, lowest first: a module imports modules of lower layers and of its own entry
+# (module or package), nothing else. An entry names a module or a package of minigluon
+# (``__init__`` is minigluon/__init__.py); a module belongs to the longest entry naming it.
+# Entries sharing a layer do not import each other.
+LAYERS = [
+    {'base', 'network', 'nesting', 'name'},
+    {'registry', 'util', '_missing'},
+    {'backend'},
+    {'context'},
+    {'ndarray'},    # ndarray/image.py and ndarray/contrib.py too: mx.nd assembles them
+    {'autograd', 'attribute', 'profiler'},
+    {'symbol'},
+    {'initializer', 'lr_scheduler', 'metric'},
+    {'optimizer', 'progress'},    # an optimizer's saved states rebuild its lr_scheduler
+    {'kvstore', 'recordio'},
+    {'gluon'},
+    {'io'},    # ImageRecordIter decodes in the DataLoader's workers
+    {'contrib', 'model', 'monitor', 'operator'},
+    {'callback', 'rnn', 'module', 'image'},
+    {'launcher', 'visualization', 'plot', 'test_utils',
+     'random', 'runtime', 'numpy', 'numpy_extension'},
+    {'__init__'},
+]
+
+# Inside the kvstore: the transport knows nothing of the parameter-server roles (ps/), and
+# neither knows the stores built on them.
+KVSTORE_LAYERS = [
+    {'kvstore.base', 'kvstore.compression'},
+    {'kvstore.transport'},
+    {'kvstore.ps'},
+    {'kvstore.local', 'kvstore.teststore'},
+    {'kvstore.dist'},
+    {'kvstore'},    # kvstore/__init__.py and __main__.py
+]
+
+
+def _short(name):
+    """``minigluon.a.b`` as ``a.b``; the package itself as ``__init__``."""
+    return name.partition('.')[2] or '__init__'
+
+
+def _place(name, layers):
+    """(layer index, entry) of the longest entry of ``layers`` naming module ``name``, or
+    None."""
+    places = [(len(entry), i, entry) for i, layer in enumerate(layers) for entry in layer
+              if name == entry or name.startswith(entry + '.')]
+    return max(places)[1:] if places else None
+
+
+def _against_the_layers(graph, layers):
+    """The imports (module, imported module) of ``graph`` that go up or across ``layers``;
+    modules without a place in ``layers`` are not looked at."""
+    bad = []
+    for name in sorted(graph):
+        here = _place(name, layers)
+        for target in sorted(graph[name]):
+            there = _place(target, layers)
+            if here and there and there[0] >= here[0] and there[1] != here[1]:
+                bad.append((name, target))
+    return bad
+
+
+def _short_graph():
+    """({module: {imported module: line}}, {module: path}) with short names."""
+    modules = _modules()
+    graph = {_short(n): {_short(t): line for t, line in _imports(n, path, modules).items()}
+             for n, path in modules.items()}
+    return graph, {_short(n): os.path.relpath(path, REPO) for n, path in modules.items()}
+
+
+def _describe(bad, graph, paths, layers):
+    """One line per import of ``bad``: where it is, and the layers it goes between."""
+    lines = []
+    for name, target in bad:
+        (i, entry), (j, other) = _place(name, layers), _place(target, layers)
+        lines.append('%s:%d: %s (layer %d) imports %s (layer %d)'
+                     % (paths[name], graph[name][target], entry, i, other, j))
+    return '\n'.join(lines)
+
+
+def test_every_module_has_a_layer():
+    graph, _ = _short_graph()
+    lost = sorted(n for n in graph if _place(n, LAYERS) is None)
+    assert not lost, ('%s have no layer: add each to LAYERS in tests/test_imports.py '
+                      '(and to the README\'s layout table)' % ', '.join(lost))
+
+
+def test_every_import_goes_down_the_layers():
+    graph, paths = _short_graph()
+    bad = _against_the_layers(graph, LAYERS)
+    assert not bad, ('imports that do not go down the layers (a module imports lower '
+                     'layers and its own package only):\n'
+                     + _describe(bad, graph, paths, LAYERS))
+
+
+def test_the_kvstores_transport_ps_and_stores_import_downwards():
+    graph, paths = _short_graph()
+    assert {n for n in graph if n.startswith('kvstore.ps.')} and \
+        {n for n in graph if n.startswith('kvstore.transport.')}
+    bad = _against_the_layers(graph, KVSTORE_LAYERS)
+    assert not bad, ('imports against the kvstore\'s layers:\n'
+                     + _describe(bad, graph, paths, KVSTORE_LAYERS))
+
+
+def test_the_layer_check_finds_imports_up_and_across():
+    layers = [{'a'}, {'b', 'c'}, {'d'}]
+    graph = {'a': {'a.x'}, 'a.x': set(), 'b': {'a.x'}, 'c': {'a'}, 'd': {'b', 'c', 'a'},
+             'elsewhere': {'d'}}
+    assert _against_the_layers(graph, layers) == []
+    graph['a.x'] = {'d'}    # up
+    graph['c'] = {'a', 'b'}    # across, within one layer
+    bad = _against_the_layers(graph, layers)
+    assert bad == [('a.x', 'd'), ('c', 'b')]
+    lines = {'a.x': {'d': 7}, 'c': {'a': 2, 'b': 3}}
+    assert _describe(bad, lines, {'a.x': 'a/x.py', 'c': 'c.py'}, layers) == (
+        'a/x.py:7: a (layer 0) imports d (layer 2)\nc.py:3: c (layer 1) imports b (layer 1)')
+    assert _place('a.x.y', layers) == (0, 'a') and _place('ab', layers) is None
+    # the longest entry places a module: a package's inner layers override it
+    assert _place('a.x', [{'a'}, {'a.x'}]) == (1, 'a.x')
 
 
 def _numba_importable():

@@ -64,7 +64,7 @@ def pushpull_keys(kv, keys, values, outs):
 def _host_array(arr):
     """The host memory of NDArray ``arr``, or None when it lives on a device."""
     raw = arr._data  # pylint: disable=protected-access
-    return None if backend.is_device_array(raw) else raw
+    return raw if backend.is_host_array(raw) else None
 
 
 class _NewWeights:

@@ -449,7 +449,7 @@ class NDArray:
             value = value._data
         elif isinstance(value, (list, tuple)):
             value = self._ctx.put(np.asarray(value, dtype=self._data.dtype))
-        elif isinstance(value, np.ndarray) and backend.is_device_array(self._data):
+        elif backend.is_host_array(value) and backend.is_device_array(self._data):
             value = self._ctx.put(value)
         elif not isinstance(value, (numbers.Number, np.ndarray, np.generic)):
             raise MXNetTypeError('__setitem__: cannot assign a %s; use a scalar, list, NDArray '
@@ -570,7 +570,7 @@ def _raw_key(key, ctx):
         return tuple(_raw_key(k, ctx) for k in key)
     if isinstance(key, list):
         return _raw_key(NDArray(ctx.xp.asarray(key), ctx), ctx) if key else key
-    if isinstance(key, np.ndarray):
+    if backend.is_host_array(key):
         return ctx.xp.asarray(key)  # to the GPU for a CuPy array; itself for numpy
     return key
 

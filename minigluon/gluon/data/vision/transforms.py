@@ -32,7 +32,7 @@ _GRAY_COEF = (0.299, 0.587, 0.114)  # ITU-R 601 luma, as MXNet's colour ops
 
 
 def _array_module(data):
-    if isinstance(data, np.ndarray) or backend.is_device_array(data):
+    if backend.is_host_array(data) or backend.is_device_array(data):
         return backend.get_array_module(data)
     raise MXNetError('transforms take an NDArray or a numpy/CuPy array, got %s'
                      % type(data).__name__)
