@@ -1,12 +1,13 @@
 """AdaDelta (Zeiler 2012): no learning rate in the step, as in MXNet."""
-from .optimizer import Optimizer, prepared_grad, register
+from ..ndarray.ops.updates import rescaled_grad
+from .optimizer import Optimizer, register
 
 
 def adadelta_update(xp, weight, grad, acc_g, acc_delta, wd, rho, epsilon, rescale_grad,
                     clip_gradient):
     """``Eg2 = rho*Eg2 + (1-rho)*g^2; d = sqrt(Ed2+eps)/sqrt(Eg2+eps)*g;
     Ed2 = rho*Ed2 + (1-rho)*d^2; w -= d + wd*w``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
+    g = rescaled_grad(xp, grad, rescale_grad, clip_gradient)
     acc_g *= rho
     acc_g += (1 - rho) * g * g
     delta = xp.sqrt(acc_delta + epsilon) / xp.sqrt(acc_g + epsilon) * g
@@ -31,4 +32,4 @@ class AdaDelta(Optimizer):
 
     def step(self, xp, weight, grad, state, lr, wd, t):
         adadelta_update(xp, weight, grad, state[0], state[1], wd, self.rho, self.epsilon,
-                        self.rescale_grad, self.clip_gradient)
+                        self.rescale_grad, self.clip_bound)

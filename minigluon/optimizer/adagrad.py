@@ -1,10 +1,11 @@
 """AdaGrad (Duchi et al.), as MXNet's: weight decay outside the accumulated history."""
-from .optimizer import Optimizer, prepared_grad, register
+from ..ndarray.ops.updates import rescaled_grad
+from .optimizer import Optimizer, register
 
 
 def adagrad_update(xp, weight, grad, history, lr, wd, epsilon, rescale_grad, clip_gradient):
     """``h += g^2; w -= lr * (g / sqrt(h + eps) + wd * w)`` with ``g = clip(rescale*grad)``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
+    g = rescaled_grad(xp, grad, rescale_grad, clip_gradient)
     history += g * g
     update = g / xp.sqrt(history + epsilon)
     if wd:
@@ -26,4 +27,4 @@ class AdaGrad(Optimizer):
 
     def step(self, xp, weight, grad, state, lr, wd, t):
         adagrad_update(xp, weight, grad, state, lr, wd, self.eps, self.rescale_grad,
-                       self.clip_gradient)
+                       self.clip_bound)

@@ -1,25 +1,17 @@
-"""Adam (Kingma & Ba), as MXNet's adam_update with bias correction folded into lr."""
+"""Adam (Kingma & Ba): MXNet's adam_update, with the bias correction folded into lr."""
 import math
 
-from .optimizer import Optimizer, prepared_grad, register
-
-
-def adam_update(xp, weight, grad, mean, var, lr, wd, t, beta1, beta2, epsilon, rescale_grad,
-                clip_gradient):
-    """``g = clip(rescale*grad + wd*w)``; moments; ``w -= lr_t * m / (sqrt(v) + eps)`` with
-    ``lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient, wd)
-    mean *= beta1
-    mean += (1 - beta1) * g
-    var *= beta2
-    var += (1 - beta2) * g * g
-    lr_t = lr * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
-    weight -= lr_t * mean / (xp.sqrt(var) + epsilon)
+from ..ndarray.ops.updates import adam_step
+from .optimizer import Optimizer, register
 
 
 @register
 class Adam(Optimizer):
-    """Adam with MXNet's defaults (learning_rate 0.001, betas 0.9/0.999, epsilon 1e-8)."""
+    """Adam with MXNet's defaults (learning_rate 0.001, betas 0.9/0.999, epsilon 1e-8).
+
+    The update op has no bias correction: the step ``t`` scales the learning rate to
+    ``lr * sqrt(1 - beta2^t) / (1 - beta1^t)``, as MXNet's class does.
+    """
     hyperparameters = ('beta1', 'beta2', 'epsilon', 'lazy_update')
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
@@ -32,5 +24,6 @@ class Adam(Optimizer):
         return (self._zeros_like(weight), self._zeros_like(weight))
 
     def step(self, xp, weight, grad, state, lr, wd, t):
-        adam_update(xp, weight, grad, state[0], state[1], lr, wd, t, self.beta1, self.beta2,
-                    self.epsilon, self.rescale_grad, self.clip_gradient)
+        lr_t = lr * math.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
+        adam_step(xp, weight, grad, state[0], state[1], lr_t, wd, self.beta1, self.beta2,
+                  self.epsilon, self.rescale_grad, self.clip_bound)

@@ -1,11 +1,12 @@
 """AdaMax: Adam under the infinity norm (Kingma & Ba, section 7)."""
-from .optimizer import Optimizer, prepared_grad, register
+from ..ndarray.ops.updates import rescaled_grad
+from .optimizer import Optimizer, register
 
 
 def adamax_update(xp, weight, grad, mean, u, lr, wd, t, beta1, beta2, rescale_grad,
                   clip_gradient):
     """``m = b1*m + (1-b1)*g; u = max(b2*u, |g|); w -= lr/(1-b1^t) * m/u``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient, wd)
+    g = rescaled_grad(xp, grad, rescale_grad, clip_gradient, weight, wd)
     mean *= beta1
     mean += (1 - beta1) * g
     xp.maximum(beta2 * u, xp.abs(g), out=u)
@@ -26,4 +27,4 @@ class Adamax(Optimizer):
 
     def step(self, xp, weight, grad, state, lr, wd, t):
         adamax_update(xp, weight, grad, state[0], state[1], lr, wd, t, self.beta1, self.beta2,
-                      self.rescale_grad, self.clip_gradient)
+                      self.rescale_grad, self.clip_bound)

@@ -1,14 +1,15 @@
 """AdamW: Adam with decoupled weight decay (Loshchilov & Hutter)."""
 import math
 
-from .optimizer import Optimizer, prepared_grad, register
+from ..ndarray.ops.updates import rescaled_grad
+from .optimizer import Optimizer, register
 
 
 def adamw_update(xp, weight, grad, mean, var, lr, wd, t, beta1, beta2, epsilon, rescale_grad,
                  clip_gradient, correct_bias=True):
     """``w -= lr * (m_hat / (sqrt(v_hat) + eps) + wd * w)``; the decay never enters the
     moments (``g = clip(rescale*grad)``)."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
+    g = rescaled_grad(xp, grad, rescale_grad, clip_gradient)
     mean *= beta1
     mean += (1 - beta1) * g
     var *= beta2
@@ -36,4 +37,4 @@ class AdamW(Optimizer):
 
     def step(self, xp, weight, grad, state, lr, wd, t):
         adamw_update(xp, weight, grad, state[0], state[1], lr, wd, t, self.beta1, self.beta2,
-                     self.epsilon, self.rescale_grad, self.clip_gradient, self.correct_bias)
+                     self.epsilon, self.rescale_grad, self.clip_bound, self.correct_bias)

@@ -1,5 +1,6 @@
 """DC-ASGD: asynchronous SGD with delay compensation (Zheng et al. 2017)."""
-from .optimizer import Optimizer, prepared_grad, register
+from ..ndarray.ops.updates import rescaled_grad
+from .optimizer import Optimizer, register
 
 
 def dcasgd_update(xp, weight, grad, mom, previous, lr, wd, momentum, lamda, rescale_grad,
@@ -7,7 +8,7 @@ def dcasgd_update(xp, weight, grad, mom, previous, lr, wd, momentum, lamda, resc
     """``step = -lr * (g + wd*w + lamda*g*g*(w - w_prev))`` with ``g = clip(rescale*grad)``;
     ``mom = momentum*mom + step`` (just ``step`` without momentum); ``w_prev = w; w += mom``.
     The ``g*g*(w - w_prev)`` term corrects a gradient computed on stale weights."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
+    g = rescaled_grad(xp, grad, rescale_grad, clip_gradient)
     step = -lr * (g + wd * weight + lamda * g * g * (weight - previous))
     if mom is not None:
         mom *= momentum
@@ -32,4 +33,4 @@ class DCASGD(Optimizer):
 
     def step(self, xp, weight, grad, state, lr, wd, t):
         dcasgd_update(xp, weight, grad, state[0], state[1], lr, wd, self.momentum, self.lamda,
-                      self.rescale_grad, self.clip_gradient)
+                      self.rescale_grad, self.clip_bound)

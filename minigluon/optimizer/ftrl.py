@@ -1,15 +1,7 @@
-"""FTRL-Proximal (McMahan et al., "Ad Click Prediction: a View from the Trenches")."""
-from .optimizer import Optimizer, prepared_grad, register
-
-
-def ftrl_update(xp, weight, grad, z, n, lr, wd, lamda1, beta, rescale_grad, clip_gradient):
-    """With ``g = clip(rescale*grad)``: ``z += g - (sqrt(n + g^2) - sqrt(n)) * w / lr;
-    n += g^2; w = (sign(z)*lamda1 - z) / ((beta + sqrt(n))/lr + wd) * (|z| > lamda1)``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
-    z += g - (xp.sqrt(n + g * g) - xp.sqrt(n)) * weight / lr
-    n += g * g
-    weight[...] = ((xp.sign(z) * lamda1 - z) / ((beta + xp.sqrt(n)) / lr + wd)
-                   * (xp.abs(z) > lamda1))
+"""FTRL-Proximal (McMahan et al., "Ad Click Prediction: a View from the Trenches"),
+MXNet's ftrl_update."""
+from ..ndarray.ops.updates import ftrl_step
+from .optimizer import Optimizer, register
 
 
 @register
@@ -26,5 +18,5 @@ class Ftrl(Optimizer):
         return (self._zeros_like(weight), self._zeros_like(weight))
 
     def step(self, xp, weight, grad, state, lr, wd, t):
-        ftrl_update(xp, weight, grad, state[0], state[1], lr, wd, self.lamda1, self.beta,
-                    self.rescale_grad, self.clip_gradient)
+        ftrl_step(xp, weight, grad, state[0], state[1], lr, wd, self.lamda1, self.beta,
+                  self.rescale_grad, self.clip_bound)

@@ -1,12 +1,13 @@
 """LAMB (You et al. 2019): Adam steps rescaled per layer by a trust ratio."""
-from .optimizer import Optimizer, prepared_grad, register
+from ..ndarray.ops.updates import rescaled_grad
+from .optimizer import Optimizer, register
 
 
 def lamb_update(xp, weight, grad, mean, var, lr, wd, t, beta1, beta2, epsilon, lower_bound,
                 upper_bound, bias_correction, rescale_grad, clip_gradient):
     """``r = m_hat/(sqrt(v_hat)+eps) + wd*w; w -= lr * (||w|| / ||r||) * r``, the weight
     norm clipped to [lower_bound, upper_bound] when given."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
+    g = rescaled_grad(xp, grad, rescale_grad, clip_gradient)
     mean *= beta1
     mean += (1 - beta1) * g
     var *= beta2
@@ -46,4 +47,4 @@ class LAMB(Optimizer):
     def step(self, xp, weight, grad, state, lr, wd, t):
         lamb_update(xp, weight, grad, state[0], state[1], lr, wd, t, self.beta1, self.beta2,
                     self.epsilon, self.lower_bound, self.upper_bound, self.bias_correction,
-                    self.rescale_grad, self.clip_gradient)
+                    self.rescale_grad, self.clip_bound)

@@ -12,8 +12,8 @@ of this call over the one of the call before.
 """
 import numpy as np
 
+from ..ndarray.ops.updates import sgd_step
 from .optimizer import Optimizer, _raw, register
-from .sgd import sgd_update
 
 _NOT_SCALED = ('gamma', 'beta', 'bias')
 
@@ -99,8 +99,8 @@ class LARS(Optimizer):
             ctx = w.context
             with ctx.device():
                 lr = self._layer_lr(idx, w._data, g._data, lr, wd)
-                sgd_update(ctx.xp, w._data, g._data, _raw(s), lr, wd, momentum,
-                           self.rescale_grad, self.clip_gradient)
+                sgd_step(ctx.xp, w._data, g._data, _raw(s), lr, wd, momentum,
+                         self.rescale_grad, self.clip_bound)
 
     def update_multi_precision(self, index, weight, grad, state):
         if isinstance(index, (list, tuple)) and \

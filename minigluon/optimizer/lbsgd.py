@@ -7,8 +7,8 @@ warm-up factor (linear, power2, sqrt) or by the layer's LARS ratio.
 import math
 
 from ..base import MXNetError
+from ..ndarray.ops.updates import sgd_step
 from .optimizer import Optimizer, _raw, register
-from .sgd import sgd_update
 
 WARMUP_STRATEGIES = ('linear', 'power2', 'sqrt', 'lars')
 
@@ -104,6 +104,6 @@ class LBSGD(Optimizer):
                 lr *= warmup_multiplier(self.warmup_strategy, entry[1],
                                         self.warmup_epochs * self.updates_per_epoch,
                                         self.batch_scale)
-            sgd_update(xp, weight._data, g, _raw(state), lr, wd, self.momentum,
-                       self.rescale_grad, self.clip_gradient)
+            sgd_step(xp, weight._data, g, _raw(state), lr, wd, self.momentum,
+                     self.rescale_grad, self.clip_bound)
         entry[0] = None

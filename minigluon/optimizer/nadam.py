@@ -1,12 +1,13 @@
 """Nadam: Adam with Nesterov momentum and Dozat's momentum schedule."""
-from .optimizer import Optimizer, prepared_grad, register
+from ..ndarray.ops.updates import rescaled_grad
+from .optimizer import Optimizer, register
 
 
 def nadam_update(xp, weight, grad, mean, var, m_schedule, lr, wd, t, beta1, beta2, epsilon,
                  schedule_decay, rescale_grad, clip_gradient):
     """Dozat (2016), algorithm 2; ``m_schedule`` (shape (1,)) is the running product of
     the momentum schedule, kept per parameter."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient, wd)
+    g = rescaled_grad(xp, grad, rescale_grad, clip_gradient, weight, wd)
     momentum_t = beta1 * (1 - 0.5 * 0.96 ** (t * schedule_decay))
     momentum_next = beta1 * (1 - 0.5 * 0.96 ** ((t + 1) * schedule_decay))
     m_schedule *= momentum_t
@@ -41,4 +42,4 @@ class Nadam(Optimizer):
     def step(self, xp, weight, grad, state, lr, wd, t):
         nadam_update(xp, weight, grad, state[0], state[1], state[2], lr, wd, t, self.beta1,
                      self.beta2, self.epsilon, self.schedule_decay, self.rescale_grad,
-                     self.clip_gradient)
+                     self.clip_bound)

@@ -1,11 +1,13 @@
 """The Optimizer base class, its registry, and its JSON form for the wire.
 
-Every optimizer keeps its maths in a pure function over raw arrays (in its own
-module) that updates weight and state in place; the class only works out the
-learning rate, weight decay and step count for a parameter index and calls it. The
-parameter servers of the distributed store run the very same classes, rebuilt from
-``to_config()`` (registry name + JSON hyper-parameters), so workers and servers
-cannot drift apart and nothing is pickled.
+Every optimizer keeps its maths in a pure function over raw arrays that updates weight
+and state in place: the one behind MXNet's update op where MXNet has one
+(``ndarray/ops/updates.py``: ``nd.sgd_mom_update`` and the SGD class run the same
+``sgd_step``), else in the optimizer's own module. The class only works out the learning
+rate, weight decay and step count for a parameter index and calls it. The parameter
+servers of the distributed store run the very same classes, rebuilt from ``to_config()``
+(registry name + JSON hyper-parameters), so workers and servers cannot drift apart and
+nothing is pickled.
 """
 import warnings
 
@@ -14,6 +16,7 @@ import numpy as np
 from .. import profiler
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
+from ..ndarray.ops.updates import NO_CLIP
 from ..registry import Registry
 
 _REGISTRY = Registry('optimizer')
@@ -49,21 +52,6 @@ def registered():
     return dict(_REGISTRY.items())
 
 
-def clip(xp, grad, bound):
-    """Clip ``grad`` to ``[-bound, bound]`` in place when ``bound`` is set."""
-    if bound is not None and bound > 0:
-        xp.clip(grad, -bound, bound, out=grad)
-    return grad
-
-
-def prepared_grad(xp, grad, weight, rescale_grad, clip_gradient, wd=0.0):
-    """``clip(rescale_grad * grad + wd * weight)`` as a new array (MXNet's order)."""
-    g = grad * rescale_grad
-    if wd:
-        g += wd * weight
-    return clip(xp, g, clip_gradient)
-
-
 class Optimizer:
     """Base class of all optimizers (MXNet's constructor arguments).
 
@@ -78,7 +66,8 @@ class Optimizer:
     wd : float, default 0.0
         L2 weight decay, scaled per parameter by its ``wd_mult``.
     clip_gradient : float, optional
-        Clip the rescaled gradient to ``[-clip_gradient, clip_gradient]``.
+        Clip the rescaled gradient to ``[-clip_gradient, clip_gradient]``; None, 0 or a
+        negative value clips nothing.
     learning_rate : float, optional
         The learning rate; with an ``lr_scheduler`` it replaces the scheduler's
         ``base_lr``. 0.01 when neither is given.
@@ -129,6 +118,12 @@ class Optimizer:
     # ---- registry ------------------------------------------------------------------
     register = staticmethod(register)
     create_optimizer = staticmethod(create)
+
+    @property
+    def clip_bound(self):
+        """``clip_gradient`` as the update functions take it: MXNet's optimizers pass it
+        on only when set and non-zero, and ``-1`` (any negative value) clips nothing."""
+        return self.clip_gradient if self.clip_gradient else NO_CLIP
 
     # ---- learning rate and multipliers ----------------------------------------------
     @property

@@ -1,29 +1,7 @@
-"""RMSProp (Tieleman & Hinton), and the centered variant of Graves (2013)."""
-from .optimizer import Optimizer, clip, prepared_grad, register
-
-
-def rmsprop_update(xp, weight, grad, n, lr, wd, gamma1, epsilon, rescale_grad, clip_gradient,
-                   clip_weights=None):
-    """``n = (1-gamma1)*g^2 + gamma1*n; w -= lr * g / sqrt(n + eps)``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient, wd)
-    n *= gamma1
-    n += (1 - gamma1) * g * g
-    weight -= lr * g / xp.sqrt(n + epsilon)
-    clip(xp, weight, clip_weights)
-
-
-def rmspropalex_update(xp, weight, grad, n, g_avg, delta, lr, wd, gamma1, gamma2, epsilon,
-                       rescale_grad, clip_gradient, clip_weights=None):
-    """Centered: ``delta = gamma2*delta - lr * g / sqrt(n - g_avg^2 + eps); w += delta``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient, wd)
-    n *= gamma1
-    n += (1 - gamma1) * g * g
-    g_avg *= gamma1
-    g_avg += (1 - gamma1) * g
-    delta *= gamma2
-    delta -= lr * g / xp.sqrt(n - g_avg * g_avg + epsilon)
-    weight += delta
-    clip(xp, weight, clip_weights)
+"""RMSProp (Tieleman & Hinton), and the centered variant of Graves (2013): MXNet's
+rmsprop_update and rmspropalex_update."""
+from ..ndarray.ops.updates import NO_CLIP, rmsprop_step, rmspropalex_step
+from .optimizer import Optimizer, register
 
 
 @register
@@ -43,11 +21,12 @@ class RMSProp(Optimizer):
         return (self._zeros_like(weight),)  # a 1-tuple, as MXNet's
 
     def step(self, xp, weight, grad, state, lr, wd, t):
+        clip_weights = self.clip_weights if self.clip_weights else NO_CLIP  # as clip_bound
         if self.centered:
-            rmspropalex_update(xp, weight, grad, state[0], state[1], state[2], lr, wd,
-                               self.gamma1, self.gamma2, self.epsilon, self.rescale_grad,
-                               self.clip_gradient, self.clip_weights)
+            rmspropalex_step(xp, weight, grad, state[0], state[1], state[2], lr, wd,
+                             self.gamma1, self.gamma2, self.epsilon, self.rescale_grad,
+                             self.clip_bound, clip_weights)
         else:
             n = state[0] if isinstance(state, tuple) else state  # bare array: older saves
-            rmsprop_update(xp, weight, grad, n, lr, wd, self.gamma1, self.epsilon,
-                           self.rescale_grad, self.clip_gradient, self.clip_weights)
+            rmsprop_step(xp, weight, grad, n, lr, wd, self.gamma1, self.epsilon,
+                         self.rescale_grad, self.clip_bound, clip_weights)

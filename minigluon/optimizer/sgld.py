@@ -2,12 +2,13 @@
 import math
 
 from ..ndarray import random as _random
-from .optimizer import Optimizer, prepared_grad, register
+from ..ndarray.ops.updates import rescaled_grad
+from .optimizer import Optimizer, register
 
 
 def sgld_update(xp, weight, grad, noise, lr, wd, rescale_grad, clip_gradient):
     """``w += -lr/2 * (clip(rescale*grad) + wd*w) + noise``, ``noise ~ N(0, lr)``."""
-    g = prepared_grad(xp, grad, weight, rescale_grad, clip_gradient)
+    g = rescaled_grad(xp, grad, rescale_grad, clip_gradient)
     g += wd * weight
     weight -= lr / 2 * g
     weight += noise
@@ -29,4 +30,4 @@ class SGLD(Optimizer):
                                ctx=weight.context)
         with weight.context.device():
             sgld_update(weight.context.xp, weight._data, grad._data, noise._data, lr, wd,
-                        self.rescale_grad, self.clip_gradient)
+                        self.rescale_grad, self.clip_bound)
