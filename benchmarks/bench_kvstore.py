@@ -6,6 +6,7 @@ Usage:
     python benchmarks/bench_kvstore.py [--rounds 10] [--warmup 3] [--repeat 2]
         [--chunk-bytes 4194304 ...] [--transport auto tcp] [--kvstore-only] [--no-torch]
         [--mxnet-python /tmp/mxvenv/bin/python | --no-mxnet] [--curve] [--profile DIR]
+        [--loop list per-key] [--tiny]
 
 The gradients have the shapes of the trainable parameters of
 ``resnet18_v1(classes=10, thumbnail=True)`` (60 float32 arrays, 44.7 MB). Every row
@@ -26,6 +27,10 @@ timed rounds (from /proc), which a busy shared machine disturbs less than wall t
   switch to turn authentication off. ``--curve`` adds the same job with
   ``MINIGLUON_PS_ENCRYPT=curve`` (every byte over the network encrypted by CurveZMQ;
   with ``--transport tcp`` to measure what it costs between hosts).
+- per key (``--loop per-key``): the same job, but a round is ``push(k, v)`` for every
+  key, then ``pull(k, out=o)`` for every key, as MXNet's kvstore tutorial and most
+  hand-written kvstore code do it (the HMAC as shipped in every round); ps-lite gets
+  the same loop in its own row.
 - MXNet ps-lite: the same job (scheduler, 2 servers, 2 workers, DMLC_* variables,
   ``MXNET_KVSTORE_BIGARRAY_BOUND`` as ours) with MXNet 1.9.1's ``mx.kv.create('dist_sync')``
   in the interpreter of ``--mxnet-python`` (default ``/tmp/mxvenv/bin/python``; a venv
@@ -235,18 +240,25 @@ def kv_worker(args):
     outs = [nd.zeros(tuple(s)) for s in shapes]
     keys = list(range(len(shapes)))
     store.init(keys, outs)
+    per_key = os.environ.get('BENCH_LOOP') == 'per-key'
     times = {'on': [], 'off': []}
-    rounds = 2 * args.rounds           # half of them with the HMAC bypassed
+    rounds = args.rounds if per_key else 2 * args.rounds  # (list: half with the HMAC bypassed)
     for i in range(args.warmup + rounds):
         if i == args.warmup:
             leader_mark(rank == 0, 'START')
-        bypass = i >= args.warmup and hmac_bypassed_in_round(i - args.warmup)
+        bypass = not per_key and i >= args.warmup and hmac_bypassed_in_round(i - args.warmup)
         if rank == 0:
             _SwitchableHmac.flag[0] = 1 if bypass else 0
         store.barrier()                # (the barrier's own messages may go either way)
         start = time.perf_counter()
-        store.push(keys, grads)
-        store.pull(keys, out=outs)
+        if per_key:                    # as MXNet's kvstore tutorial: one key per call
+            for k in keys:
+                store.push(k, grads[k])
+            for k in keys:
+                store.pull(k, out=outs[k])
+        else:
+            store.push(keys, grads)
+            store.pull(keys, out=outs)
         elapsed = time.perf_counter() - start
         if i >= args.warmup:
             times['off' if bypass else 'on'].append(elapsed)
@@ -260,8 +272,10 @@ def kv_worker(args):
     print(json.dumps({'times': times, 'ok': ok}))
 
 
-def run_kvstore(shapes, args, chunk_bytes, transport='auto', wrap=None, encrypt='plain'):
-    """Per-round seconds with the HMAC (as shipped) and with it bypassed, and CPU seconds."""
+def run_kvstore(shapes, args, chunk_bytes, transport='auto', wrap=None, encrypt='plain',
+                loop='list'):
+    """Per-round seconds with the HMAC (as shipped) and with it bypassed (none with
+    ``loop='per-key'``), and CPU seconds."""
     port = free_port()
     flag_file = os.path.join(tempfile.mkdtemp(prefix='bench-kvstore-'), 'hmac-bypass')
     with open(flag_file, 'wb') as f:
@@ -271,7 +285,8 @@ def run_kvstore(shapes, args, chunk_bytes, transport='auto', wrap=None, encrypt=
            'MINIGLUON_PS_SECRET': secrets.token_hex(32),
            'MINIGLUON_PS_CHUNK_BYTES': str(chunk_bytes), 'MINIGLUON_PS_TRANSPORT': transport,
            'MINIGLUON_PS_ENCRYPT': encrypt,
-           'BENCH_SHAPES': json.dumps(shapes), 'BENCH_FLAG_FILE': flag_file}
+           'BENCH_SHAPES': json.dumps(shapes), 'BENCH_FLAG_FILE': flag_file,
+           'BENCH_LOOP': loop}
     common = ['--rounds', str(args.rounds), '--warmup', str(args.warmup)]
     procs = [spawn(['--child', 'kv-scheduler'], env, wrap)]
     procs += [spawn(['--child', 'kv-server'], env, wrap) for _ in range(2)]
@@ -308,8 +323,14 @@ def mxnet_worker(args):
         mx.nd.waitall()                    # writes the sum into it, as gloo's all-reduce)
         store._barrier()
         start = time.perf_counter()
-        store.push(keys, work)
-        store.pull(keys, out=outs)
+        if os.environ.get('BENCH_LOOP') == 'per-key':
+            for k in keys:
+                store.push(k, work[k])
+            for k in keys:
+                store.pull(k, out=outs[k])
+        else:
+            store.push(keys, work)
+            store.pull(keys, out=outs)
         mx.nd.waitall()
         if i >= args.warmup:
             times.append(time.perf_counter() - start)
@@ -320,14 +341,15 @@ def mxnet_worker(args):
     print(json.dumps({'times': times, 'ok': ok}))
 
 
-def run_mxnet(shapes, args):
+def run_mxnet(shapes, args, loop='list'):
     sys.path.insert(0, ROOT)
     from minigluon.kvstore.ps.config import BIGARRAY_BOUND
     port = free_port()
     env = {'DMLC_PS_ROOT_URI': '127.0.0.1', 'DMLC_PS_ROOT_PORT': str(port),
            'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
            # the arrays sliced over the servers as minigluon's default slices them
-           'MXNET_KVSTORE_BIGARRAY_BOUND': str(BIGARRAY_BOUND), 'BENCH_SHAPES': json.dumps(shapes)}
+           'MXNET_KVSTORE_BIGARRAY_BOUND': str(BIGARRAY_BOUND), 'BENCH_SHAPES': json.dumps(shapes),
+           'BENCH_LOOP': loop}
     python = args.mxnet_python
     # (importing mxnet with DMLC_ROLE=server or scheduler runs that node until the job ends)
     procs = [subprocess.Popen([python, '-c', 'import mxnet'],
@@ -534,6 +556,13 @@ def main():
     parser.add_argument('--no-mxnet', action='store_true')
     parser.add_argument('--no-torch', action='store_true')
     parser.add_argument('--kvstore-only', action='store_true')
+    parser.add_argument('--loop', nargs='+', default=['list', 'per-key'],
+                        choices=['list', 'per-key'],
+                        help='list: one push and one pull of every key per round; per-key: '
+                             'push(k, v) for every key, then pull(k, out=o) for every key '
+                             '(a row of each, for the kvstore and for ps-lite)')
+    parser.add_argument('--tiny', action='store_true',
+                        help='a few small arrays instead of the ResNet18 gradients (tests)')
     parser.add_argument('--curve', action='store_true',
                         help='also the kvstore job with MINIGLUON_PS_ENCRYPT=curve')
     parser.add_argument('--profile', metavar='DIR')
@@ -555,14 +584,21 @@ def main():
             return mxnet_worker(args)
         raise SystemExit('unknown child %r' % args.child)
 
-    shapes = gradient_shapes()
+    shapes = TINY_SHAPES if args.tiny else gradient_shapes()
     nbytes = sum(4 * _prod(s) for s in shapes)
+    listed = 'list' in args.loop
     jobs = []   # (runner, names of the rows its time lists go to)
     for transport in args.transport:
         for chunk in args.chunk_bytes:
-            jobs.append((lambda chunk=chunk, t=transport: run_kvstore(shapes, args, chunk, t),
-                         [_kv_row(chunk, transport), _kv_row(chunk, transport, bypassed=True)]))
-            if args.curve:
+            if listed:
+                jobs.append((lambda chunk=chunk, t=transport: run_kvstore(shapes, args, chunk, t),
+                             [_kv_row(chunk, transport),
+                              _kv_row(chunk, transport, bypassed=True)]))
+            if 'per-key' in args.loop:
+                jobs.append((lambda chunk=chunk, t=transport: run_kvstore(
+                    shapes, args, chunk, t, loop='per-key'),
+                    [_kv_row(chunk, transport, per_key=True)]))
+            if args.curve and listed:
                 jobs.append((lambda chunk=chunk, t=transport: run_kvstore(
                     shapes, args, chunk, t, encrypt='curve'),
                     [_kv_row(chunk, transport, curve=True),
@@ -572,7 +608,9 @@ def main():
         if why:
             print('no MXNet ps-lite row: %s' % why)
         else:
-            jobs.append((lambda: run_mxnet(shapes, args), [PSLITE_ROW]))
+            for loop in args.loop:
+                jobs.append((lambda loop=loop: run_mxnet(shapes, args, loop),
+                             [_pslite_row(loop)]))
     if not args.kvstore_only:
         jobs.append((lambda: run_zmq(shapes, args), ['raw pyzmq echo (DEALER/ROUTER)']))
         if not args.no_torch:
@@ -582,9 +620,10 @@ def main():
                              ['torch %s gloo all_reduce' % torch.__version__]))
             except ImportError:
                 print('PyTorch is not installed (`pip install torch==2.13.0`): no gloo row')
-    print('ResNet18 (CIFAR) gradients: %d arrays, %.1f MB float32; 2 workers, 2 servers, '
+    print('%s: %d arrays, %.1f MB float32; 2 workers, 2 servers, '
           '127.0.0.1; %d jobs per row, %d timed rounds each after %d warm-up'
-          % (len(shapes), nbytes / 1e6, args.repeat, args.rounds, args.warmup))
+          % ('tiny arrays' if args.tiny else 'ResNet18 (CIFAR) gradients', len(shapes),
+             nbytes / 1e6, args.repeat, args.rounds, args.warmup))
     print('%s, Python %s, %d cores, load average %.1f at start'
           % (platform.platform(), platform.python_version(), os.cpu_count(),
              os.getloadavg()[0]))
@@ -598,19 +637,21 @@ def main():
             rounds[names[0]] = rounds.get(names[0], 0) + sum(len(t) for t in row_times)
     median = {name: statistics.median(t) for name, t in times.items()}
     gloo = next((median[n] for n in times if 'gloo' in n), None)
-    pslite = median.get(PSLITE_ROW)
     print()
     print('| %-40s | %7s | %6s | %10s | %7s | %12s |' % ('round', 'ms', 'MB/s', 'vs ps-lite',
                                                         'vs gloo', 'CPU ms/round'))
     print('|%s|%s:|%s:|%s:|%s:|%s:|' % ('-' * 42, '-' * 8, '-' * 7, '-' * 11, '-' * 8,
                                         '-' * 13))
     for name in times:
+        pslite = _pslite_row('per-key' if 'per key' in name else 'list')
         print('| %-40s | %7.1f | %6.0f | %10s | %7s | %12s |'
               % (name, median[name] * 1e3, nbytes / 1e6 / median[name],
-                 '%.2f' % (median[name] / pslite) if pslite else '-',
+                 '%.2f' % (median[name] / median[pslite]) if pslite in median else '-',
                  '%.2f' % (median[name] / gloo) if gloo else '-',
                  '%.0f' % (cpu[name].sum() / rounds[name] * 1e3) if name in cpu else '"'))
     print()
+    if not listed:
+        return None
     for transport, chunk in [(t, c) for t in args.transport for c in args.chunk_bytes]:
         on = times[_kv_row(chunk, transport)]
         off = times[_kv_row(chunk, transport, bypassed=True)]
@@ -645,14 +686,20 @@ def main():
         profile_kvstore(shapes, args, args.chunk_bytes[0], args.profile)
 
 
-PSLITE_ROW = 'MXNet 1.9.1 dist_sync (ps-lite)'
+# a few arrays for tests: small ones and one over BIGARRAY_BOUND (cut over both servers)
+TINY_SHAPES = [[3], [4, 5], [16, 3, 3, 3], [120000]]
 
 
-def _kv_row(chunk, transport, bypassed=False, curve=False):
+def _pslite_row(loop):
+    return 'MXNet 1.9.1 dist_sync (ps-lite)%s' % (', per key' if loop == 'per-key' else '')
+
+
+def _kv_row(chunk, transport, bypassed=False, curve=False, per_key=False):
     what = '%s, %s%s' % (transport, _size(chunk), ', curve' if curve else '')
     if bypassed:
         return '  same job, HMAC bypassed (%s)' % what
-    return 'kvstore push+pull, %s' % what.replace(', ', ', chunk ', 1)
+    return 'kvstore %s, %s' % ('per key' if per_key else 'push+pull',
+                               what.replace(', ', ', chunk ', 1))
 
 
 def _split(per_process):

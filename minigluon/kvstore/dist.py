@@ -82,6 +82,41 @@ def batched(cmd, items, limit):
     return out
 
 
+def merge_pushes(messages, limit):
+    """Push messages for one server (each of one item or a batch, see ``batched``) as
+    fewer, in order: ``[(message, the messages it carries)]``, each carrying arrays of at
+    most ``limit`` bytes unless one alone is bigger. Their arrays may already be in
+    shared memory (``Message.shm``), where they stay."""
+    out, group, size, header = [], [], 0, 0
+    for msg in messages:
+        nbytes = sum(a.nbytes for a in msg.arrays)
+        more = 64 * len(msg.body['items']) if msg.key is None else 64
+        if group and (size + nbytes > limit or header + more > _BATCH_HEADER_BYTES):
+            out.append(_joined(group))
+            group, size, header = [], 0, 0
+        group.append(msg)
+        size += nbytes
+        header += more + (len(msg.key) if isinstance(msg.key, str) else 0)
+    if group:
+        out.append(_joined(group))
+    return out
+
+
+def _joined(group):
+    if len(group) == 1:
+        return group[0], group
+    items, arrays, refs = [], [], []
+    for msg in group:
+        if msg.key is None:
+            items += msg.body['items']
+        else:
+            items.append([encode_key(msg.key), msg.part, msg.body])
+        arrays += msg.arrays
+        refs += msg.shm or [None] * len(msg.arrays)
+    return Message('push', '', body={'items': items}, arrays=arrays,
+                   shm=refs if any(refs) else None), group
+
+
 def _pull_what(items):
     """What a pull of ``items`` is, for errors."""
     return 'pull of key %s' % ', '.join(sorted(set(repr(i[1]) for i in items)))
@@ -139,9 +174,11 @@ class DistKVStore(KVStoreBase):
 
     is_distributed = True
 
-    def __init__(self, kv_type):
+    def __init__(self, kv_type, config=None):
+        """``config``: the worker's Config (tests of nodes in one process); the
+        environment's (DMLC_*, PS_*) by default."""
         KVStoreBase.__init__(self, 'dist_sync' if kv_type == 'dist' else kv_type)
-        cfg = Config.from_env()
+        cfg = Config.from_env() if config is None else config
         if cfg.role != 'worker':
             raise MXNetError('kv.create(%r) belongs in worker processes, but DMLC_ROLE=%s'
                              % (kv_type, cfg.role))
@@ -150,6 +187,9 @@ class DistKVStore(KVStoreBase):
         self._on_device = kv_type.endswith('_device')
         self._keys = {}
         self._pushes = {}             # key -> how many pushes of it this rank has made
+        self._unread = {}             # keys pushed since this rank last pulled them (in order)
+        self._ahead = {}              # key -> _ReadAhead of its value (see ``pull``)
+        self._not_ahead = set()       # keys whose value read ahead went unused: never again
         self._compressor = None
         self._optimizer = None
         self._closed = False
@@ -201,6 +241,7 @@ class DistKVStore(KVStoreBase):
         if isinstance(pushes, bool) or not isinstance(pushes, int) or pushes < 0:
             raise MXNetError('kvstore.resume: pushes must be a count >= 0, got %r' % (pushes,))
         self._pushes[check_key(key)] = pushes
+        self._ahead.pop(key, None)
 
     def num_barriers(self):
         """How many barriers this rank has entered; in a replacement, first its
@@ -223,6 +264,9 @@ class DistKVStore(KVStoreBase):
 
     def _batch_bytes(self, server):
         return self._node.van.batch_bytes('server:%d' % server)
+
+    def _merge_pushes(self, dest, messages):
+        return merge_pushes(messages, self._node.van.batch_bytes(dest))
 
     def _to_every_server(self, make_message, what):
         """Send one message to each server and wait for their responses."""
@@ -288,6 +332,11 @@ class DistKVStore(KVStoreBase):
         """Send each key's summed values to its servers (returns without waiting)."""
         self._push(key, value, hold=False)
 
+    @property
+    def holds_pushes(self):
+        """dist_sync holds pushes until ``release``; dist_async applies each at once."""
+        return self._sync
+
     def push_held(self, key, value, priority=0):
         """``push`` whose round the servers update only after every worker's ``release``
         (dist_sync; dist_async applies each push at once): the optimizer worker 0 sends
@@ -317,9 +366,16 @@ class DistKVStore(KVStoreBase):
                 items.append((part, k, dict(body, n=number), data, data.nbytes))
         for k in keys:
             self._pushes[k] += 1
+            ahead = self._ahead.pop(k, None)
+            if ahead is not None and ahead.ready():  # (fetched, never used)
+                self._not_ahead.add(k)
+            self._unread.pop(k, None)
+            self._unread[k] = None
         requests = [(dest, msg) for dest, msg, _ in batched('push', items, self._batch_bytes)]
+        # (pushes waiting while the I/O thread is busy leave together: see ps/customer.py)
         self._customer.new_request(requests, 'push of key %s' % ', '.join(map(repr, keys)),
-                                   detached=True, copy_arrays=borrowed)
+                                   detached=True, copy_arrays=borrowed,
+                                   merge=self._merge_pushes)
         if start is not None:
             profiler.record_range(start, 'kvstore', 'push', {
                 'keys': keys, 'bytes': sum(item[4] for item in items), 'messages': len(requests)})
@@ -346,16 +402,28 @@ class DistKVStore(KVStoreBase):
         self._customer.after_detached(send)
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
-        """Fetch each key's value (after this worker's pushes are applied) into ``out``."""
+        """Fetch each key's value (after this worker's pushes are applied) into ``out``.
+
+        Read-ahead (dist_sync): code that pushes keys one by one and then pulls them one
+        by one would wait for one answer per key in turn. So the first pull after such
+        pushes also asks, in one message per server, for the values of the other keys
+        pushed since their last pull; a later pull of one of them that finds its value
+        arrived copies it out without a message. A pull never waits for a value read
+        ahead: one still under way is asked for again. The value after n rounds of a
+        key is the same whenever it is asked for (no round n + 1 before this worker's
+        next push, which drops what was read ahead), so the result is the same.
+        """
         self._check_usable()
         if out is None:
             raise MXNetError('kvstore.pull needs out=NDArray (or a list of them)')
         start = profiler.now_if_recording()
         items, targets = self._pull_items(key, out)
+        items = [item for item in items if not self._read_out(item)]
         # items for one server share messages (their replies come as one)
         batches = batched('pull', items, self._batch_bytes)
         tickets = [(group, self._customer.new_request([(dest, msg)], _pull_what(group)))
                    for dest, msg, group in batches]
+        self._read_ahead()
         for group, ticket in tickets:  # each part is written out as soon as it is here
             _write_parts(group, self._customer.wait(ticket)[0])
         for target in targets:
@@ -363,10 +431,44 @@ class DistKVStore(KVStoreBase):
         if start is not None:
             profiler.record_range(start, 'kvstore', 'pull', _pull_traffic(items, batches))
 
+    def _read_ahead(self):
+        """Ask for the values of the keys pushed since they were last pulled (see pull)."""
+        keys = [k for k in self._unread if k not in self._not_ahead]
+        self._unread.clear()
+        if not self._sync or not keys:
+            return
+        items = []
+        for k in keys:
+            meta = self._keys[k]
+            ahead = self._ahead[k] = _ReadAhead(self._pushes[k])
+            body = {'n': ahead.rounds}
+            items += [(part, k, body, None, (part.stop - part.start) * meta.dtype.itemsize,
+                       ahead) for part in meta.parts]
+        for dest, msg, group in batched('pull', items, self._batch_bytes):
+            ticket = self._customer.new_request([(dest, msg)], _pull_what(group))
+            for index, item in enumerate(group):
+                item[5].parts.append((item[0], ticket, index))
+
+    def _read_out(self, item):
+        """Write one part of a pull from the value read ahead, if it is here (a key's
+        first part takes the key's read-ahead: its other parts come from it or not at all)."""
+        part, k, body, _, _, target = item
+        ahead = self._ahead.get(k)
+        if ahead is None:
+            return False
+        if part.index == 0 and not (ahead.rounds == body['n'] and ahead.ready()):
+            del self._ahead[k]  # (still under way, or stale: this pull asks for it)
+            return False
+        if part.index == len(self._keys[k].parts) - 1:
+            del self._ahead[k]
+        target.write(part, ahead.value(part))
+        return True
+
     def _pull_items(self, key, out):
         """The items of a pull of ``key`` into ``out`` (see ``batched``), and their targets."""
         items, targets = [], []
         for k, outs in pair_up(key, out, what='out'):
+            self._unread.pop(k, None)
             meta = self._meta(k)
             check_shapes(k, outs, meta.shape, 'pull')
             body = {'n': self._pushes[k]}  # the value after that many rounds
@@ -506,6 +608,32 @@ class DistKVStore(KVStoreBase):
             except MXNetError as exc:
                 sys.stderr.write('minigluon kvstore: while closing: %s\n' % exc)
         self._node.van.stop()
+
+
+class _ReadAhead:
+    """The value of one key after ``rounds`` rounds, asked for before a pull of it."""
+    __slots__ = ('rounds', 'parts')
+
+    def __init__(self, rounds):
+        self.rounds = rounds
+        self.parts = []               # (part, ticket, index of the part in its reply)
+
+    def ready(self):
+        """Whether every part arrived, with no error."""
+        for _, ticket, index in self.parts:
+            if not ticket.done.is_set() or ticket.first_error() is not None:
+                return False
+            reply = ticket.responses[0]
+            if reply is None or len(reply.arrays) <= index:
+                return False
+        return bool(self.parts)
+
+    def value(self, part):
+        """The array of ``part`` (``ready()`` said it is here)."""
+        for each, ticket, index in self.parts:
+            if each.index == part.index:
+                return ticket.responses[0].arrays[index]
+        raise MXNetError('kvstore: part %d was not read ahead' % part.index)
 
 
 class _PendingPull(Pending):

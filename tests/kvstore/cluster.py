@@ -3,7 +3,9 @@
 Each process is a separate Python interpreter configured by DMLC_* variables, as a
 launcher would start it. Workers run a script the test writes; servers and the
 scheduler are started by importing minigluon. Every command line carries a unique
-marker so a test can prove that no process outlived it.
+marker so a test can prove that no process outlived it. Only for what needs processes
+(sockets, the gate, shared memory, kill -9, environment variables); the rest runs the
+nodes as threads of the test process (inproc_cluster.py).
 """
 import json
 import os
@@ -57,12 +59,12 @@ class Cluster:
     """A job of ``num_servers`` servers and ``num_workers`` workers running ``worker_code``.
 
     ``env`` adds or overrides variables for every process; ``worker_env`` per worker
-    rank, ``server_env`` per server rank. Call ``start()``, then ``wait()``; ``close()`` (also on exit of a ``with``
+    rank. Call ``start()``, then ``wait()``; ``close()`` (also on exit of a ``with``
     block) kills whatever is left.
     """
 
     def __init__(self, tmp_path, worker_code, num_workers=2, num_servers=1, env=None,
-                 worker_env=None, start_workers=None, server_env=None):
+                 worker_env=None):
         self.tmp_path = tmp_path
         self.marker = 'mgtest-%s' % secrets.token_hex(6)
         self.script = os.path.join(str(tmp_path), 'worker_%s.py' % self.marker)
@@ -82,8 +84,6 @@ class Cluster:
         })
         self.env.update(env or {})
         self.worker_env = worker_env or {}
-        self.server_env = server_env or {}
-        self.start_workers = range(num_workers) if start_workers is None else start_workers
         self.procs = {}
         self.logs = {}
 
@@ -99,8 +99,8 @@ class Cluster:
         serve = [sys.executable, '-c', 'import minigluon  # ' + self.marker]
         self._spawn('scheduler', 'scheduler', serve)
         for s in range(self.num_servers):
-            self._spawn('server:%d' % s, 'server', serve, self.server_env.get(s))
-        for w in self.start_workers:
+            self._spawn('server:%d' % s, 'server', serve)
+        for w in range(self.num_workers):
             self.start_worker(w)
         return self
 

@@ -4,14 +4,18 @@ import json
 import os
 import re
 import signal
+import threading
 import time
 
 import numpy as np
 import pytest
 
+import minigluon as mx
 from minigluon import autograd, gluon, nd
+from minigluon.kvstore.ps.node import node_name
 
 from .cluster import Cluster, alive_with
+from .inproc_cluster import CapturedLog, InprocJob, Points
 from .test_dist_trainer import MODEL
 
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
@@ -81,6 +85,7 @@ print('FINAL', json.dumps([float(w.asnumpy()[0]), float(big.asnumpy()[-1])]), fl
 
 ENV = {'MXNET_KVSTORE_BIGARRAY_BOUND': '1000', 'MINIGLUON_PS_CHUNK_BYTES': '4096',
        'PS_WORKER_RECOVERY_TIMEOUT': '30'}
+SMALL_PARTS = {'bigarray_bound': 1000, 'chunk_bytes': 4096}
 # How worker 1 dies: (the point it is held at and killed, or reaches and is killed a
 # second later, inside the call; the point worker 0 is held at meanwhile, so that the
 # sync operation stays open; what the replacement sends again for that step, in place of
@@ -158,46 +163,125 @@ def finish(job, alive):
     assert all(code == 0 for code in codes.values()), '%s\n%s' % (codes, job.all_output())
 
 
-def test_killed_in_a_push_between_pushes_in_an_allreduce_and_in_a_barrier(tmp_path):
+# ---- the same with the nodes as threads of this process (inproc_cluster.py) ----------------
+def elastic_steps(store, points, incarnation, steps, big=3000, lines=None):
+    """STEPS as a worker function; what it prints goes to ``lines[(rank, incarnation)]``."""
+    r = store.rank
+    marker = 1000.0 * incarnation
+    out = lines.setdefault((r, incarnation), {'SUMS': [], 'STATS': [], 'REJOINED': [],
+                                              'FINAL': []})
+    if store.type == 'dist_async':
+        store.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
+    store.init('w', nd.zeros((3,)))
+    store.init('big', nd.zeros((big,)))
+    step, phase = 0, 'push'
+    if store.is_recovery:
+        pushed = min(store.num_pushes('w'), store.num_pushes('big'))
+        entered = store.num_barriers()       # the barrier ends a step
+        store.resume('w', pushed)
+        store.resume('big', pushed)
+        store.resume('stats', entered)       # (before its init: allreduce creates it)
+        step, phase = entered, 'allreduce' if pushed > entered else 'push'
+        w, b = nd.zeros((3,)), nd.zeros((big,))
+        store.pull(['w', 'big'], out=[w, b])
+        out['REJOINED'].append([step, phase, float(w.asnumpy()[0]), float(b.asnumpy()[-1])])
+        points.note('REJOINED', r, incarnation)
+    while step < steps:
+        if phase == 'push':
+            points.at(r, incarnation, 'push', step)
+            store.push('w', nd.ones((3,)) * ((r + 1) * (step + 1) + marker))
+            points.at(r, incarnation, 'big', step)
+            store.push('big', nd.ones((big,)) * ((r + 1) * (step + 1) + marker))
+            points.at(r, incarnation, 'pull', step)
+            w, b = nd.zeros((3,)), nd.zeros((big,))
+            store.pull(['w', 'big'], out=[w, b])
+            out['SUMS'].append([step, float(w.asnumpy()[0]), float(b.asnumpy()[-1])])
+        points.at(r, incarnation, 'allreduce', step)
+        stats = nd.array([r + 1 + marker, step])
+        store.allreduce('stats', stats)
+        out['STATS'].append([step, stats.asnumpy().tolist()])
+        points.at(r, incarnation, 'barrier', step)
+        store.barrier()
+        step, phase = step + 1, 'push'
+    store.barrier()
+    w, b = nd.zeros((3,)), nd.zeros((big,))
+    store.pull(['w', 'big'], out=[w, b])
+    out['FINAL'].append([float(w.asnumpy()[0]), float(b.asnumpy()[-1])])
+
+
+def kill_and_replace_threads(job, points, kills, run, store_type='dist_sync'):
+    """``kill_and_replace`` for a job of threads: worker 1's incarnation n is killed as
+    ``kills[n]`` says and ``run(incarnation)`` started in its place; returns the handles
+    of the replacements."""
+    for kind, step in kills:
+        (point, held), survivor_hold, _, _ = KILLS[kind]
+        if held:
+            points.hold(1, point, step)
+        if survivor_hold:
+            points.hold(0, survivor_hold, step)
+    replacements = []
+    for incarnation, (kind, step) in enumerate(kills, 1):
+        (point, held), survivor_hold, _, _ = KILLS[kind]
+        points.wait_for('HOLDING' if held else 'AT', 1, incarnation - 1, point, step)
+        if survivor_hold:
+            points.wait_for('HOLDING', 0, 0, survivor_hold, step)
+        time.sleep(0.3)  # what it sent before the point has left; (not held:) inside the call
+        job.kill(node_name('worker', 1, incarnation - 1))
+        if held:
+            points.release(1, point, step)
+        replacements.append(job.start_workers(
+            lambda store, incarnation=incarnation: run(store, incarnation), store_type,
+            ranks=[1]))
+        points.wait_for('REJOINED', 1, incarnation)
+        if survivor_hold:
+            points.release(0, survivor_hold, step)
+    return replacements
+
+
+def test_killed_in_a_push_between_pushes_in_an_allreduce_and_in_a_barrier():
     kills = [('in-pull', 1), ('between-pushes', 3), ('in-allreduce', 4),
              ('before-allreduce', 5), ('in-barrier', 6)]
-    env = dict(ENV, KIND='dist_sync', STEPS='8')
-    with Cluster(tmp_path, STEPS, num_workers=2, num_servers=2, env=env) as job:
-        names = kill_and_replace(job, kills)
-        alive = ['scheduler', 'server:0', 'server:1', 'worker:0', names[-1]]
-        finish(job, alive)
+    points, out = Points(), {}
 
-        def incarnation(key, step):
-            """Which of worker 1's processes made the push of ``step`` that counted."""
-            return sum(1 for kind, k in kills if step > k or
-                       (step == k and key in KILLS[kind][2]))
+    def run(store, incarnation):
+        elastic_steps(store, points, incarnation, 8, lines=out)
 
-        def sums(step):
-            return [3.0 * (step + 1) + 1000 * incarnation(key, step) for key in ('w', 'big')]
+    with CapturedLog() as logged, InprocJob(num_workers=2, num_servers=2, recovery_timeout=30,
+                                            **SMALL_PARTS) as job:
+        first = job.start_workers(lambda store: run(store, 0))
+        last = kill_and_replace_threads(job, points, kills, run)[-1]
+        last.results()
+        assert first.errors_by_rank()[0] is None
+        assert job.wait() == {'scheduler': 0, 'server:0': 0, 'server:1': 0}
 
-        for name in ['worker:0'] + names:
-            for step, w, big in lines(job, name, 'SUMS'):
-                assert [w, big] == sums(step), (name, step, job.all_output())
-            for step, stats in lines(job, name, 'STATS'):
-                assert stats == [3.0 + 1000 * incarnation('stats', step), 2.0 * step], name
-        # worker 0 saw every step once, and so did worker 1's processes between them
-        assert [s for s, _, _ in lines(job, 'worker:0', 'SUMS')] == list(range(8))
-        ran = [s for name in names for s, _, _ in lines(job, name, 'SUMS')]
-        assert ran == list(range(8)), job.all_output()
-        # each replacement resumed where its predecessor stopped, from the values after
-        # the rounds it had pushed to ('w' one round back when it died between the keys)
-        rejoined = [lines(job, name, 'REJOINED')[0] for name in names[1:]]
-        assert [r[:2] for r in rejoined] == [[1, 'push'], [3, 'push'], [4, 'allreduce'],
-                                             [5, 'allreduce'], [7, 'push']]
-        for (_, _, w, big), (kind, step) in zip(rejoined, kills):
-            assert [w, big] == sums(step - 1 + KILLS[kind][3]), (kind, job.all_output())
-        servers = job.output('server:0') + job.output('server:1')
-        assert 'worker 1 has a new process (worker:1.1)' in servers
-        # (worker 0 waited in the allreduce of step 5)
-        assert re.search(r'the other workers waited [\d.]+ s', servers), servers
-        sched = job.output('scheduler')
-        assert 'joins as worker:1.5 (restart 5 of this rank)' in sched, sched
-    assert not alive_with(job.marker), 'processes outlived the job'
+    def incarnation(key, step):
+        """Which of worker 1's processes made the push of ``step`` that counted."""
+        return sum(1 for kind, k in kills if step > k or
+                   (step == k and key in KILLS[kind][2]))
+
+    def sums(step):
+        return [3.0 * (step + 1) + 1000 * incarnation(key, step) for key in ('w', 'big')]
+
+    ones = [(0, 0)] + [(1, i) for i in range(len(kills) + 1)]
+    for who in ones:
+        for step, w, big in out[who]['SUMS']:
+            assert [w, big] == sums(step), (who, step)
+        for step, stats in out[who]['STATS']:
+            assert stats == [3.0 + 1000 * incarnation('stats', step), 2.0 * step], who
+    # worker 0 saw every step once, and so did worker 1's processes between them
+    assert [s for s, _, _ in out[0, 0]['SUMS']] == list(range(8))
+    assert [s for who in ones[1:] for s, _, _ in out[who]['SUMS']] == list(range(8))
+    # each replacement resumed where its predecessor stopped, from the values after
+    # the rounds it had pushed to ('w' one round back when it died between the keys)
+    rejoined = [out[1, i]['REJOINED'][0] for i in range(1, len(kills) + 1)]
+    assert [r[:2] for r in rejoined] == [[1, 'push'], [3, 'push'], [4, 'allreduce'],
+                                         [5, 'allreduce'], [7, 'push']]
+    for (_, _, w, big), (kind, step) in zip(rejoined, kills):
+        assert [w, big] == sums(step - 1 + KILLS[kind][3]), kind
+    assert 'worker 1 has a new process (worker:1.1)' in logged.text
+    # (worker 0 waited in the allreduce of step 5)
+    assert re.search(r'the other workers waited [\d.]+ s', logged.text), logged.text
+    assert 'joins as worker:1.5 (restart 5 of this rank)' in logged.text, logged.text
 
 
 def test_a_replaced_worker_maps_the_shared_memory_again_and_sums_stay_exact(tmp_path):
@@ -224,42 +308,54 @@ def test_a_replaced_worker_maps_the_shared_memory_again_and_sums_stay_exact(tmp_
     assert not alive_with(job.marker), 'processes outlived the job'
 
 
-def test_dist_async_counts_every_push_once(tmp_path):
+def test_dist_async_counts_every_push_once():
     # under dist_async pushes are applied as they come (SGD, learning rate 1): the
     # dead worker's pushes of its last step stay, its replacement goes on after them
-    env = dict(ENV, KIND='dist_async', STEPS='5')
-    with Cluster(tmp_path, STEPS, num_workers=2, num_servers=2, env=env) as job:
-        names = kill_and_replace(job, [('in-pull', 2)])
-        finish(job, ['scheduler', 'server:0', 'server:1', 'worker:0', names[-1]])
-        assert lines(job, names[-1], 'REJOINED')[0][:2] == [2, 'allreduce']
-        pushed = sum(3.0 * (step + 1) for step in range(5)) + 1000 * 2   # (steps 3 and 4)
-        for name in ('worker:0', names[-1]):
-            assert lines(job, name, 'FINAL') == [[-pushed, -pushed]], job.all_output()
-            for step, stats in lines(job, name, 'STATS'):
-                assert stats == [3.0 + 1000 * (step >= 2), 2.0 * step], name
-    assert not alive_with(job.marker), 'processes outlived the job'
+    points, out = Points(), {}
+
+    def run(store, incarnation):
+        elastic_steps(store, points, incarnation, 5, lines=out)
+
+    with InprocJob(num_workers=2, num_servers=2, recovery_timeout=30, **SMALL_PARTS) as job:
+        first = job.start_workers(lambda store: run(store, 0), kind='dist_async')
+        kill_and_replace_threads(job, points, [('in-pull', 2)], run,
+                                 'dist_async')[-1].results()
+        assert first.errors_by_rank()[0] is None
+    assert out[1, 1]['REJOINED'][0][:2] == [2, 'allreduce']
+    pushed = sum(3.0 * (step + 1) for step in range(5)) + 1000 * 2   # (steps 3 and 4)
+    for who in ((0, 0), (1, 1)):
+        assert out[who]['FINAL'] == [[-pushed, -pushed]], out
+        for step, stats in out[who]['STATS']:
+            assert stats == [3.0 + 1000 * (step >= 2), 2.0 * step], who
 
 
-def test_no_replacement_in_time_stops_the_job_naming_the_worker(tmp_path):
-    env = dict(ENV, KIND='dist_sync', STEPS='5', PS_WORKER_RECOVERY_TIMEOUT='2',
-               PS_HEARTBEAT_INTERVAL='0.5', PS_HEARTBEAT_TIMEOUT='3')
-    with Cluster(tmp_path, STEPS, num_workers=2, num_servers=1, env=env) as job:
-        touch(job, 'hold-1-pull-1')
-        wait_for(job, 'worker:1', 'HOLDING pull 1')
-        pid = job.procs['worker:1'].pid
-        job.procs['worker:1'].send_signal(signal.SIGKILL)
+def _held_in_a_pull(store, held):
+    store.init('w', nd.zeros((3,)))
+    for step in range(5):
+        store.push('w', nd.ones((3,)))
+        if step == 1 and store.rank == 1:
+            held.set()
+            return  # (killed here by the test)
+        store.pull('w', out=nd.zeros((3,)))
+        store.barrier()
+
+
+def test_no_replacement_in_time_stops_the_job_naming_the_worker():
+    # (nodes as threads of this process, inproc_cluster.py)
+    held = threading.Event()
+    with InprocJob(num_workers=2, recovery_timeout=0.5, heartbeat_timeout=1.0) as job:
+        workers = job.start_workers(lambda store: _held_in_a_pull(store, held), close=False)
+        assert held.wait(30)
+        job.kill('worker:1')
         started = time.monotonic()
-        others = ['scheduler', 'server:0', 'worker:0']
-        codes = job.wait(20, names=others)
-        # heartbeat timeout (3 s) + waiting for a replacement (2 s) + stopping
-        assert time.monotonic() - started < 15
-        assert all(code not in (0, None) for code in codes.values()), codes
-        for name in others:
-            out = job.output(name)
-            assert re.search(r'worker 1 \(pid %d .*PS_WORKER_RECOVERY_TIMEOUT' % pid, out), \
-                '%s:\n%s' % (name, out)
-        assert 'waits up to 2 s for a new process' in job.output('scheduler')
-    assert not alive_with(job.marker), 'processes outlived the job'
+        errors = workers.errors_by_rank(15)
+        codes = job.wait(15)
+        # heartbeat timeout (1 s) + waiting for a replacement (0.5 s) + stopping
+        assert time.monotonic() - started < 10
+        assert codes == {'scheduler': 1, 'server:0': 1}, codes
+        named = r'worker 1 \(pid %d .*PS_WORKER_RECOVERY_TIMEOUT' % os.getpid()
+        for why in (errors[0], job.scheduler.failure, job.servers[0].failure):
+            assert re.search(named, str(why)), why
 
 
 TRAINER = MODEL + '''

@@ -2,12 +2,18 @@
 import os
 import re
 import signal
+import threading
 import time
 
 import numpy as np
 import pytest
 
+from minigluon import kv, nd
+from minigluon.base import MXNetError
+from minigluon.kvstore.ps.node import ClusterError
+
 from .cluster import Cluster, alive_with, results, wait_for_output
+from .inproc_cluster import InprocJob
 
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 
@@ -45,11 +51,10 @@ def assert_everyone_stops(job, others, culprit):
 
 
 @pytest.mark.parametrize('victim, culprit', [
-    ('worker:1', r'worker 1 \(pid {pid} '),
-    ('server:1', r'server [01] \(pid {pid} '),   # servers are ranked in order of registration
-    ('scheduler', r'the scheduler at 127\.0\.0\.1:{port} stopped answering')],
-    ids=['worker', 'server', 'scheduler'])
-def test_a_killed_node_stops_every_other_one_naming_it(tmp_path, victim, culprit):
+    ('server:1', r'server [01] \(pid {pid} ')],   # servers are ranked in order of registration
+    ids=['server'])
+def test_a_killed_process_stops_every_other_one_naming_it(tmp_path, victim, culprit):
+    # (one kill -9 end to end; the other roles as threads below)
     with Cluster(tmp_path, TRAINING, num_workers=2, num_servers=2, env=HEARTBEAT) as job:
         wait_for_output(job, ['worker:0', 'worker:1'], 'STARTED')
         pid = job.procs[victim].pid
@@ -62,30 +67,13 @@ def test_a_killed_node_stops_every_other_one_naming_it(tmp_path, victim, culprit
     assert not alive_with(job.marker), 'processes outlived the job'
 
 
-def test_a_declared_worker_that_never_starts_is_a_bounded_clear_error(tmp_path):
-    code = 'from minigluon import kv\nstore = kv.create("dist_sync")\nprint("JOINED")\n'
-    env = dict(HEARTBEAT, MINIGLUON_PS_CONNECT_TIMEOUT='3')
-    with Cluster(tmp_path, code, num_workers=2, num_servers=1, env=env,
-                 start_workers=[0]) as job:
-        elapsed = assert_everyone_stops(job, list(job.procs), r'workers? missing')
-        assert elapsed < STOP_WITHIN_S
-        for name in job.procs:
-            out = job.output(name)
-            assert 'MINIGLUON_PS_CONNECT_TIMEOUT' in out and '1 of 2 workers missing' in out, \
-                '%s:\n%s' % (name, out)
-        assert 'JOINED' not in job.output('worker:0')
-    assert not alive_with(job.marker), 'processes outlived the job'
-
-
-def test_a_worker_with_a_malformed_variable_names_it(tmp_path):
-    code = 'from minigluon import kv\nstore = kv.create("dist_sync")\nprint("JOINED")\n'
-    with Cluster(tmp_path, code, num_workers=1, num_servers=1, env=HEARTBEAT,
-                 worker_env={0: {'DMLC_NUM_WORKER': 'abc'}}, start_workers=[0]) as job:
-        code = job.wait(30, names=['worker:0'])['worker:0']
-        out = job.output('worker:0')
-        assert code not in (0, None), out
-        assert "DMLC_NUM_WORKER='abc' is not an integer" in out, out
-    assert not alive_with(job.marker), 'processes outlived the job'
+def test_a_worker_with_a_malformed_variable_names_it(monkeypatch):
+    env = {'DMLC_ROLE': 'worker', 'DMLC_PS_ROOT_URI': '127.0.0.1', 'DMLC_PS_ROOT_PORT': '9',
+           'DMLC_NUM_SERVER': '1', 'DMLC_NUM_WORKER': 'abc', 'MINIGLUON_PS_SECRET': 's' * 16}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(MXNetError, match="DMLC_NUM_WORKER='abc' is not an integer"):
+        kv.create('dist_sync')
 
 
 LOSSY = '''
@@ -220,3 +208,53 @@ def test_every_server_hears_the_end_of_the_job_over_a_very_lossy_link(tmp_path):
         with Cluster(tmp_path / str(attempt), SHORT_JOB, num_workers=1, num_servers=3,
                      env=env) as job:
             job.assert_success(timeout=90)
+
+
+# ---- the same, with the nodes as threads of this process (inproc_cluster.py) -------------
+def train_for_ever(store, started):
+    store.init('w', nd.zeros((2000,)))
+    store.init('b', nd.zeros((10,)))
+    out, bias = nd.zeros((2000,)), nd.zeros((10,))
+    for step in range(20000):
+        store.push(['w', 'b'], [nd.ones((2000,)), nd.ones((10,))])
+        store.pull(['w', 'b'], out=[out, bias])
+        if step == 3:
+            started.release()
+    return 'FINISHED'
+
+
+@pytest.mark.parametrize('victim, culprit', [
+    ('worker:1', r'worker 1 \(pid {pid} '),
+    ('server:1', r'server 1 \(pid {pid} '),
+    ('scheduler', r'the scheduler at 127\.0\.0\.1:1 stopped answering')],
+    ids=['worker', 'server', 'scheduler'])
+def test_a_node_that_goes_silent_stops_every_other_one_naming_it(victim, culprit):
+    culprit = culprit.format(pid=os.getpid())
+    started = threading.Semaphore(0)
+    with InprocJob(num_workers=2, num_servers=2, heartbeat_timeout=1.0) as job:
+        workers = job.start_workers(lambda store: train_for_ever(store, started), close=False)
+        for _ in range(2):
+            assert started.acquire(timeout=30)
+        began = time.monotonic()
+        job.kill(victim)
+        errors = workers.errors_by_rank(STOP_WITHIN_S)
+        codes = job.wait(STOP_WITHIN_S)
+        assert time.monotonic() - began < STOP_WITHIN_S
+        for rank, error in enumerate(errors):
+            assert isinstance(error, ClusterError), (rank, error)
+            if 'worker:%d' % rank != victim:
+                assert re.search(culprit, str(error)), (rank, error)
+        survivors = {name: code for name, code in codes.items() if name != victim}
+        assert all(code == 1 for code in survivors.values()), codes
+        if victim != 'scheduler':
+            assert re.search(culprit, job.scheduler.failure or ''), job.scheduler.failure
+
+
+def test_a_declared_worker_that_never_comes_is_a_bounded_clear_error():
+    with InprocJob(num_workers=2, connect_timeout=1.0) as job:
+        errors = job.start_workers(lambda store: 'JOINED', ranks=[0]).errors_by_rank(
+            STOP_WITHIN_S)
+        assert job.wait(STOP_WITHIN_S) == {'scheduler': 1, 'server:0': 1}
+    for error in errors + [job.servers[0].failure]:
+        assert 'MINIGLUON_PS_CONNECT_TIMEOUT' in str(error), error
+        assert '1 of 2 workers missing' in str(error), error

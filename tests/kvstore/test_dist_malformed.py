@@ -3,68 +3,82 @@ stop a node or hold up what comes after them; a node misconfigured for the job s
 at registration. Plus a seeded fuzz of every listening role of a live job."""
 import hashlib
 import hmac
+import inspect
 import json
 import os
 import random
 
 import pytest
 
+from minigluon import nd
+from minigluon.base import MXNetError
 from minigluon.kvstore.transport import wire
 from minigluon.kvstore.transport.wire import Message
 
-from .cluster import (alive_with, Cluster, READY_THEN_WAIT, results, servers_of,
+from .inproc_cluster import InprocJob
+from .cluster import (Cluster, READY_THEN_WAIT, results, servers_of,
                       SHOW_SERVERS, wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from .peer import Peer  # noqa: E402
+
+def unusable_requests(store):
+    store.init('w', nd.zeros((2,), dtype='int32'))
+    errors = {}
+    try:
+        store.push('w', nd.array([0.7, 1.9], dtype='float64'))   # not exactly int32
+    except MXNetError as exc:
+        errors['dtype'] = str(exc)
+    try:
+        store.init('k' * 1025, nd.ones((2,)))                    # the servers refuse the key
+    except MXNetError as exc:
+        errors['key'] = str(exc)
+    store.push('w', nd.array([1.0, 2.0], dtype='float64'))       # exactly representable
+    out = nd.zeros((2,), dtype='int32')
+    store.pull('w', out=out)
+    return {'errors': errors, 'value': out.asnumpy().tolist()}
+
 
 UNUSABLE = '''
 import json
 from minigluon import nd, kv
 from minigluon.base import MXNetError
 store = kv.create('dist_sync')
-store.init('w', nd.zeros((2,), dtype='int32'))
-errors = {}
-try:
-    store.push('w', nd.array([0.7, 1.9], dtype='float64'))   # not exactly int32
-except MXNetError as exc:
-    errors['dtype'] = str(exc)
-try:
-    store.init('k' * 1025, nd.ones((2,)))                    # the servers refuse the key
-except MXNetError as exc:
-    errors['key'] = str(exc)
-store.push('w', nd.array([1.0, 2.0], dtype='float64'))       # exactly representable: fine
-out = nd.zeros((2,), dtype='int32')
-store.pull('w', out=out)
-print('RESULT', json.dumps({'errors': errors, 'value': out.asnumpy().tolist()}))
+''' + inspect.getsource(unusable_requests) + '''
+print('RESULT', json.dumps(unusable_requests(store)))
 '''
 
 
-@pytest.mark.parametrize('resend', ['0', '1'])
-def test_an_unusable_request_is_refused_at_once_and_holds_nothing_up(tmp_path, resend):
-    env = {'PS_RESEND': resend, 'MINIGLUON_PS_WAIT_TIMEOUT': '30'}
+def check_unusable(res):
+    assert res['value'] == [1, 2]
+    assert 'holds int32' in res['errors']['dtype'] and '0.7' in res['errors']['dtype']
+    assert 'server:0 refused init' in res['errors']['key'] and 'bad key' in res['errors']['key']
+
+
+def test_an_unusable_request_is_refused_at_once_and_holds_nothing_up():
+    # (nodes as threads of this process, inproc_cluster.py)
+    with InprocJob(num_workers=1, wait_timeout=30) as job:
+        check_unusable(job.run(unusable_requests)[0])
+
+
+def test_an_unusable_request_is_refused_at_once_with_messages_resent(tmp_path):
+    env = {'PS_RESEND': '1', 'MINIGLUON_PS_WAIT_TIMEOUT': '30'}
     with Cluster(tmp_path, UNUSABLE, num_workers=1, num_servers=1, env=env) as job:
         job.assert_success(timeout=60)
-        res = results(job, 'worker:0')[0]
-        assert res['value'] == [1, 2]
-        assert 'holds int32' in res['errors']['dtype'] and '0.7' in res['errors']['dtype']
-        assert 'server:0 refused init' in res['errors']['key'] and 'bad key' in \
-            res['errors']['key']
+        check_unusable(results(job, 'worker:0')[0])
 
 
-def test_a_node_whose_job_shape_disagrees_stops_at_registration(tmp_path):
-    env = {'MINIGLUON_PS_CONNECT_TIMEOUT': '5'}
-    server_env = {0: {'DMLC_NUM_WORKER': '1'}, 1: {'DMLC_NUM_WORKER': '3'}}
-    code = 'from minigluon import kv\nkv.create("dist_sync")\n'
-    with Cluster(tmp_path, code, num_workers=2, num_servers=2, env=env,
-                 server_env=server_env) as job:
-        codes = job.wait(60)
-        for rank, theirs in ((0, 1), (1, 3)):
-            out = job.output('server:%d' % rank)
-            assert codes['server:%d' % rank] == 1, job.all_output()
-            assert 'DMLC_NUM_WORKER=%d, but the job has DMLC_NUM_WORKER=2' % theirs in out
-        assert all(c != 0 for c in codes.values()), 'the job cannot have run: %s' % codes
-    assert not alive_with(job.marker)
+def test_a_node_whose_job_shape_disagrees_stops_at_registration():
+    server_settings = {0: {'num_worker': 1}, 1: {'num_worker': 3}}
+    with InprocJob(num_workers=2, num_servers=2, connect_timeout=1.0,
+                   server_settings=server_settings) as job:
+        errors = job.start_workers(lambda store: 'JOINED').errors_by_rank(20)
+        codes = job.wait(20)
+    for rank, theirs in ((0, 1), (1, 3)):
+        assert codes['server:%d' % rank] == 1, codes
+        assert 'DMLC_NUM_WORKER=%d, but the job has DMLC_NUM_WORKER=2' % theirs in \
+            job.servers[rank].failure
+    assert codes['scheduler'] == 1 and all(error is not None for error in errors), errors
 
 
 # ---- fuzz -------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The aggregation contract: N workers each calling step(b) take exactly the step
-one process takes with step(N*b) on the union of their batches."""
-import json
+one process takes with step(N*b) on the union of their batches (workers as threads of
+this process, inproc_cluster.py)."""
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -8,7 +10,7 @@ import pytest
 import minigluon as mx
 from minigluon import gluon
 
-from .cluster import Cluster, results
+from .inproc_cluster import InprocJob
 
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 
@@ -43,23 +45,36 @@ def train(net, trainer, steps, per_worker, workers, part):
     return {k: v.data().asnumpy().tolist() for k, v in net.collect_params().items()}
 '''
 
-WORKER = MODEL + '''
-import json, os
-from minigluon import kv
-store = kv.create('dist_sync')
-update_on_kvstore = os.environ['UPDATE_ON_KVSTORE'] == '1'
-net = build()
-trainer = gluon.Trainer(net.collect_params(), os.environ['OPT'], json.loads(os.environ['OPT_ARGS']),
-                        kvstore=store, update_on_kvstore=update_on_kvstore)
-b = 5
-weights = train(net, trainer, 4, b, store.num_workers, (store.rank * b, (store.rank + 1) * b))
-print('RESULT', json.dumps(weights))
-'''
+
+
+_BUILDING = threading.Lock()  # (the seed and the names of a net are the process's)
+
+
+def _build(scope):
+    with _BUILDING, mx.name.NameManager():  # counted from 0 as in a process of its own
+        return scope['build']()
+
+
+def _model():
+    scope = {}
+    exec(compile(MODEL, 'model', 'exec'), scope)  # the very code the elastic workers run
+    return scope
+
+
+def _worker(opt, opt_args, update_on_kvstore):
+    def run(store):
+        scope = _model()
+        net = _build(scope)
+        trainer = gluon.Trainer(net.collect_params(), opt, opt_args, kvstore=store,
+                                update_on_kvstore=update_on_kvstore)
+        b = 5
+        return scope['train'](net, trainer, 4, b, store.num_workers,
+                              (store.rank * b, (store.rank + 1) * b))
+    return run
 
 
 def _reference(opt, opt_args, workers, per_worker):
-    scope = {}
-    exec(compile(MODEL, 'model', 'exec'), scope)  # the very code the workers run
+    scope = _model()
     with mx.name.NameManager():  # counted from 0 as in the workers: the same parameter names
         net = scope['build']()
     trainer = gluon.Trainer(net.collect_params(), opt, opt_args, kvstore=None)
@@ -70,56 +85,44 @@ def _reference(opt, opt_args, workers, per_worker):
 @pytest.mark.parametrize('opt,opt_args', [('sgd', {'learning_rate': 0.5, 'momentum': 0.9,
                                                     'wd': 0.01}),
                                            ('adam', {'learning_rate': 0.05})])
-def test_two_workers_step_b_equals_one_process_step_2b(tmp_path, update_on_kvstore, opt,
-                                                       opt_args):
-    env = {'UPDATE_ON_KVSTORE': '1' if update_on_kvstore else '0', 'OPT': opt,
-           'OPT_ARGS': json.dumps(opt_args)}
-    with Cluster(tmp_path, WORKER, num_workers=2, num_servers=2, env=env) as job:
-        job.assert_success()
-        expected = _reference(opt, opt_args, workers=2, per_worker=5)
-        for rank in range(2):
-            got = results(job, 'worker:%d' % rank)[0]
-            assert sorted(got) == sorted(expected)
-            for name in expected:
-                np.testing.assert_allclose(got[name], expected[name], rtol=2e-5, atol=1e-6,
-                                           err_msg=name)
+def test_two_workers_step_b_equals_one_process_step_2b(update_on_kvstore, opt, opt_args):
+    with InprocJob(num_workers=2, num_servers=2) as job:
+        got = job.run(_worker(opt, opt_args, update_on_kvstore))
+    expected = _reference(opt, opt_args, workers=2, per_worker=5)
+    for weights in got:
+        assert sorted(weights) == sorted(expected)
+        for name in expected:
+            np.testing.assert_allclose(weights[name], expected[name], rtol=2e-5, atol=1e-6,
+                                       err_msg=name)
 
 
-RESUMABLE = MODEL + '''
-import json, os
-from minigluon import kv
-store = kv.create('dist_sync')
-net = build()
-trainer = gluon.Trainer(net.collect_params(), 'adam', {'learning_rate': 0.05}, kvstore=store)
-b, folder = 5, os.environ['CKPT']
-part = (store.rank * b, (store.rank + 1) * b)
-if os.environ['PHASE'] == 'first':
-    train(net, trainer, 2, b, store.num_workers, part)
-    if store.rank == 0:
-        net.save_parameters(os.path.join(folder, 'net.params'))
-        trainer.save_states(os.path.join(folder, 'trainer.states'))
-    store.barrier()
-    weights = train(net, trainer, 2, b, store.num_workers, part)
-else:
-    net.load_parameters(os.path.join(folder, 'net.params'))
-    trainer.load_states(os.path.join(folder, 'trainer.states'))
-    weights = train(net, trainer, 2, b, store.num_workers, part)
-print('RESULT', json.dumps(weights))
-'''
+def _resumable(phase, folder):
+    def run(store):
+        scope = _model()
+        net = _build(scope)
+        trainer = gluon.Trainer(net.collect_params(), 'adam', {'learning_rate': 0.05},
+                                kvstore=store)
+        b = 5
+        part = (store.rank * b, (store.rank + 1) * b)
+        if phase == 'first':
+            scope['train'](net, trainer, 2, b, store.num_workers, part)
+            if store.rank == 0:
+                net.save_parameters(os.path.join(folder, 'net.params'))
+                trainer.save_states(os.path.join(folder, 'trainer.states'))
+            store.barrier()
+        else:
+            net.load_parameters(os.path.join(folder, 'net.params'))
+            trainer.load_states(os.path.join(folder, 'trainer.states'))
+        return scope['train'](net, trainer, 2, b, store.num_workers, part)
+    return run
 
 
 def test_optimizer_states_saved_from_the_servers_resume_exactly(tmp_path):
-    ckpt = tmp_path / 'ckpt'
-    ckpt.mkdir()
     runs = {}
     for phase in ('first', 'resumed'):
-        folder = tmp_path / phase
-        folder.mkdir()
-        with Cluster(folder, RESUMABLE, num_workers=2, num_servers=2,
-                     env={'CKPT': str(ckpt), 'PHASE': phase}) as job:
-            job.assert_success()
-            runs[phase] = results(job, 'worker:0')[0]
-    with open(str(ckpt / 'trainer.states'), 'rb') as f:
+        with InprocJob(num_workers=2, num_servers=2) as job:
+            runs[phase] = job.run(_resumable(phase, str(tmp_path)))[0]
+    with open(str(tmp_path / 'trainer.states'), 'rb') as f:
         assert f.read(2) == b'PK'  # a zip of arrays and JSON gathered from the servers
     # train() restarts the data stream, so both runs' last two steps saw the same batches
     assert sorted(runs['first']) == sorted(runs['resumed'])

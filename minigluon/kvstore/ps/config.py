@@ -154,6 +154,9 @@ class Config:
     shm_bytes: int = 128 << 20           # each shared-memory ring (sparse: used pages only)
     job_id: str = ''                     # MINIGLUON_PS_JOB_ID, or the scheduler's address
     encrypt: str = 'plain'               # 'plain' or 'curve'
+    # an in-process network (transport/inproc.py) whose nodes are threads of one process
+    # (tests); None: ZeroMQ between processes
+    hub: object = None
 
     @classmethod
     def from_env(cls, env=None, role=None):

@@ -6,6 +6,12 @@ and returns a ticket; the receive side hands each response to ``on_response``;
 bounded and say what they waited for, and a failure anywhere in the job wakes them
 with the error. Pushes are detached tickets: nobody waits for one by itself, so an
 error a server reports for a push is raised by the next call that checks.
+
+Requests made with a ``merge`` function (pushes) are not sent at once: they wait in a
+queue per destination, which the I/O thread empties when it comes to it, merging what
+waits for one destination into as few messages as ``merge`` makes. So pushes made one
+key at a time while the I/O thread is busy leave together, as a push of a list would.
+Any other request closes the queue first: nothing overtakes a push made before it.
 """
 import itertools
 import threading
@@ -34,6 +40,15 @@ class Ticket:
         return next((r.err for r in self.responses if r is not None and r.err), None)
 
 
+class _SendQueue:
+    """Requests waiting to be merged and sent, by destination."""
+    __slots__ = ('merge', 'messages')
+
+    def __init__(self, merge):
+        self.merge = merge
+        self.messages = {}            # destination -> [Message]
+
+
 class Customer:
     """Sends requests through ``van`` and matches the responses to their tickets.
 
@@ -55,13 +70,22 @@ class Customer:
         self._detached_errors = []
         self._lock = threading.Lock()  # orders after_detached against answers
         self._after = []              # [ids of detached tickets still open, callback]
+        self._queue = None            # the open _SendQueue of merged requests, or None
+        self._queue_lock = threading.Lock()
+        self._merged = {}             # id of a merged message -> the request ids it carries
+        self.messages_sent = 0        # (what left for the van, after merging)
 
-    def new_request(self, requests, what, detached=False, on_done=None, copy_arrays=False):
+    def new_request(self, requests, what, detached=False, on_done=None, copy_arrays=False,
+                    merge=None):
         """Send each ``(destination, Message)`` of ``requests``; returns their ticket.
 
         ``on_done(ticket)``, when given, runs on the I/O thread once every response is
         in, before ``wait`` returns (e.g. to write a pulled value out where it goes).
         ``copy_arrays``: the arrays are the caller's, who may change them at once.
+        ``merge(dest, messages)``: the messages for ``dest`` as fewer ones, a list of
+        ``(message, the messages it carries)``, whose one answer (with no arrays) answers
+        each request it carries; given, the requests wait in the queue (see the
+        module's docstring).
         """
         requests = list(requests)
         ticket = Ticket(what, len(requests), detached, on_done)
@@ -69,18 +93,57 @@ class Customer:
             msg.req = next(self._request_ids)
             ticket.unanswered[msg.req] = (slot, dest)
             self._open[msg.req] = ticket
+        if merge is not None:
+            self._enqueue(requests, merge, copy_arrays)
+            return ticket
+        with self._queue_lock:
+            self._queue = None  # (requests after this one must not join what is queued)
         for dest, msg in requests:
+            self.messages_sent += 1
             self._van.send(dest, msg, copy_arrays)
         return ticket
 
+    def _enqueue(self, requests, merge, copy_arrays):
+        for dest, msg in requests:  # (the arrays are the van's once this returns)
+            self._van.prepare(dest, msg, copy_arrays)
+        with self._queue_lock:
+            queue, fresh = self._queue, False
+            if queue is None or queue.merge != merge:
+                queue = self._queue = _SendQueue(merge)
+                fresh = True
+            for dest, msg in requests:
+                queue.messages.setdefault(dest, []).append(msg)
+        if fresh:
+            self._van.call_soon(lambda: self._flush(queue))
+
+    def _flush(self, queue):
+        """Send what ``queue`` holds, merged (on the I/O thread)."""
+        with self._queue_lock:
+            if self._queue is queue:
+                self._queue = None
+        for dest, messages in queue.messages.items():
+            merged = queue.merge(dest, messages) if len(messages) > 1 else \
+                [(messages[0], messages)]
+            for msg, carried in merged:
+                if carried != [msg]:
+                    msg.req = next(self._request_ids)
+                    self._merged[msg.req] = [m.req for m in carried]
+                self.messages_sent += 1
+                self._van.send(dest, msg)
+
     def on_response(self, msg):
         """Hand over a response (called on the van's I/O thread)."""
-        ticket = self._open.pop(msg.req, None)
+        carried = self._merged.pop(msg.req, [msg.req])
+        for i, req in enumerate(carried):
+            self._answer(req, msg, note_error=i == 0)  # (an error once, not per request)
+
+    def _answer(self, req, msg, note_error):
+        ticket = self._open.pop(req, None)
         if ticket is None:
             return  # an answer to a request nobody waits for any more
-        slot, _ = ticket.unanswered.pop(msg.req)
+        slot, _ = ticket.unanswered.pop(req)
         ticket.responses[slot] = msg
-        if ticket.detached and msg.err:
+        if ticket.detached and msg.err and note_error:
             self._detached_errors.append(msg.err)
         if not ticket.unanswered:
             if ticket.on_done is not None:

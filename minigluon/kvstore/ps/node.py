@@ -48,6 +48,14 @@ def describe(node):
                                      node.get('hostname') or node.get('host'))
 
 
+def open_transport(cfg, name, on_message, bind=None, on_failure=None, provisional=False):
+    """The transport of a new node (transport/base.py): on ``cfg.hub`` (an in-process
+    ``inproc.Hub``) when the configuration names one, over ZeroMQ otherwise."""
+    if cfg.hub is not None:
+        return cfg.hub.open(cfg, name, on_message, bind, on_failure, provisional)
+    return Van(cfg, name, on_message, bind, on_failure, provisional)
+
+
 def setup_logging(cfg):
     """Send the kvstore's log lines to stderr with a time stamp, once per process."""
     if not log.handlers:
@@ -66,10 +74,10 @@ class Node:
     def __init__(self, cfg, listen=False):
         setup_logging(cfg)
         self.cfg = cfg
-        self.host = local_address(cfg)
-        self.van = Van(cfg, 'new-%s-%s' % (self.role, secrets.token_hex(4)), self._dispatch,
-                       bind=(self.host, 0) if listen else None, on_failure=self.fatal,
-                       provisional=True)
+        self.host = local_address(cfg) if cfg.hub is None else cfg.hub.host
+        self.van = open_transport(cfg, 'new-%s-%s' % (self.role, secrets.token_hex(4)),
+                                  self._dispatch, bind=(self.host, 0) if listen else None,
+                                  on_failure=self.fatal, provisional=True)
         self.my_rank = None
         self.book = None
         self.failure = None

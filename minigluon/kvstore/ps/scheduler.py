@@ -20,8 +20,8 @@ the job as before.
 import threading
 import time
 
-from .node import describe, node_name, setup_logging
-from ..transport.van import Van, log, resolve
+from .node import describe, node_name, open_transport, setup_logging
+from ..transport.van import log, resolve
 from ..transport.wire import Message
 
 
@@ -34,8 +34,8 @@ class Scheduler:
         setup_logging(cfg)
         self.cfg = cfg
         host = resolve(cfg.root_uri)
-        self.van = Van(cfg, 'scheduler', self._dispatch, bind=(host, cfg.root_port),
-                       on_failure=lambda reason: self._abort(reason))
+        self.van = open_transport(cfg, 'scheduler', self._dispatch, bind=(host, cfg.root_port),
+                                  on_failure=lambda reason: self._abort(reason))
         self.started = time.monotonic()
         self.elastic = cfg.recovery_timeout > 0
         self.pending = []           # registrations before the book is complete
@@ -44,7 +44,9 @@ class Scheduler:
         self.finished = set()
         self.barriers = {}          # group -> {'passed': n, 'arrived': {(role, rank): (name, req)}}
         self.exit_code = None
+        self.failure = None         # why the job stopped, when it failed
         self.done = threading.Event()
+        self._last_words = []       # (name, Message): what must arrive before the end
         self._handlers = {'register': self._on_register, 'heartbeat': self._on_heartbeat,
                           'barrier': self._on_barrier, 'finish': self._on_finish}
 
@@ -56,15 +58,18 @@ class Scheduler:
             log.info('scheduler: listening on %s:%d for %d servers and %d workers',
                      *self.van.endpoint, self.cfg.num_server, self.cfg.num_worker)
         self.done.wait()
-        # the last messages (terminate, the last worker's reply) must arrive: with PS_RESEND,
-        # give them a few re-sends (a stopped worker never acknowledges, hence the bound)
-        self.van.drain(min(self.cfg.heartbeat_timeout, 5 * self.cfg.resend_timeout))
+        # the last messages (the workers' finish replies, the news of a failure) must
+        # arrive: with PS_RESEND, give them a few re-sends (a stopped worker never
+        # acknowledges, hence the bound)
+        last = [(dest, msg) for dest, msg in self._last_words if msg.cmd != 'terminate']
+        self.van.drain(min(self.cfg.heartbeat_timeout, 5 * self.cfg.resend_timeout), last)
         # a server exits only on its terminate; it gives up on a silent scheduler after the
         # heartbeat timeout, so re-sending that long loses nothing (a lossy link can drop
         # more than five in a row)
         live = {n for n in self._group('server') if self.nodes[n]['lost_since'] is None}
-        self.van.drain(self.cfg.heartbeat_timeout, to=live)
-        time.sleep(0.2)  # let the last messages leave
+        self.van.drain(self.cfg.heartbeat_timeout, [(dest, msg) for dest, msg in self._last_words
+                                                    if dest in live])
+        self.van.settle(0.2)  # let the last messages leave
         self.van.stop()
         return self.exit_code
 
@@ -89,7 +94,7 @@ class Scheduler:
         if mismatch:
             log.error('scheduler: refused %s pid %s on %s: %s', role, body.get('pid'),
                       body.get('hostname'), mismatch)
-            self.van.send(msg.src, Message('abort', '', err='scheduler: ' + mismatch))
+            self._say_last(msg.src, Message('abort', '', err='scheduler: ' + mismatch))
             return
         entry = {'temp': msg.src, 'role': role, 'id': body.get('id'), 'host': body.get('host'),
                  'port': body.get('port'), 'pid': body.get('pid'),
@@ -174,7 +179,7 @@ class Scheduler:
             old = min((n for n in workers if n['lost_since'] is not None),
                       key=lambda n: n['rank'], default=None)
         if old is None:
-            self.van.send(entry['temp'], Message(
+            self._say_last(entry['temp'], Message(
                 'abort', '', err='scheduler: the job has its %d workers and none of them died; '
                                  'a late worker without DMLC_WORKER_ID has no rank to take'
                                  % self.cfg.num_worker))
@@ -270,11 +275,13 @@ class Scheduler:
                   'died or is unreachable; stopping the job'
                   % (describe(node), silent, self.cfg.heartbeat_timeout))
         log.error('scheduler: %s', reason)
+        self.failure = self.failure or reason
         self._broadcast('dead', reason, exclude=node['name'])
         self._finish(1)
 
     def _abort(self, reason):
         log.error('scheduler: %s', reason)
+        self.failure = self.failure or reason
         self._broadcast('abort', reason)
         self._finish(1)
 
@@ -282,7 +289,12 @@ class Scheduler:
         targets = [n for n in self.nodes if n != exclude and n not in self.finished] \
             if self.nodes else [p['temp'] for p in self.pending]
         for name in targets:
-            self.van.send(name, Message(cmd, '', err=reason))
+            self._say_last(name, Message(cmd, '', err=reason))
+
+    def _say_last(self, name, msg):
+        """Send one of the messages the job must deliver before the scheduler exits."""
+        self._last_words.append((name, msg))
+        self.van.send(name, msg)
 
     def _finish(self, code):
         if self.exit_code is None:
@@ -323,11 +335,11 @@ class Scheduler:
         if msg.src not in self.nodes:
             return
         self.finished.add(msg.src)
-        self.van.send(msg.src, Message('reply', '', req=msg.req))
+        self._say_last(msg.src, Message('reply', '', req=msg.req))
         workers = self._group('worker')
         if all(w in self.finished for w in workers):
             for name in self._group('server'):
-                self.van.send(name, Message('terminate', ''))
+                self._say_last(name, Message('terminate', ''))
                 self.finished.add(name)
             if self.cfg.verbose:
                 log.info('scheduler: every worker finished; the job ends')

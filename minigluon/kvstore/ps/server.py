@@ -145,7 +145,7 @@ class Server(Node):
         profiler.set_process_name('server %d' % self.my_rank)
         self.van.every(1.0, self._check_waits)
         self.done.wait()
-        time.sleep(0.1)
+        self.van.settle(0.1)
         self.van.stop()
         return self.exit_code
 

@@ -36,6 +36,8 @@ class WorkerNode(Node):
 
     def on_failure(self):
         self.customer.wake_all()
+        if not self.van.owns_process:
+            return  # a thread among other nodes: its waits raise, the process goes on
         timer = threading.Timer(_EXIT_GRACE_S, self._hard_exit)
         timer.daemon = True
         timer.start()

@@ -24,6 +24,7 @@ import zmq
 
 from ...network import address_towards, interface_address
 from . import gate, session, shm, wire
+from .base import Transport, deliver, refusal
 
 log = logging.getLogger('minigluon.kvstore')
 
@@ -66,8 +67,8 @@ class _Inbox:
         return ready
 
 
-class Van:
-    """Sockets of one node and the thread that drives them.
+class Van(Transport):
+    """Sockets of one node and the thread that drives them (the ZeroMQ ``Transport``).
 
     Parameters
     ----------
@@ -180,15 +181,20 @@ class Van:
         unless ``copy_arrays`` (always done when re-sending is on, since a resend may
         happen much later).
         """
-        if msg.arrays:
-            self._place(dest, msg)
-        if copy_arrays or self.cfg.resend:
-            refs = msg.shm or [None] * len(msg.arrays)
-            msg.arrays = [a if ref else a.copy() for a, ref in zip(msg.arrays, refs)]
+        self.prepare(dest, msg, copy_arrays)
         if threading.current_thread() is self._thread:
             self._transmit(dest, msg)
         else:
             self._post(('send', dest, msg))
+
+    def prepare(self, dest, msg, copy_arrays=False):
+        """What ``send`` does first, on the caller's thread: arrays into our ring towards
+        ``dest`` (or copied, see ``send``). A message prepared is not prepared again."""
+        if msg.arrays and msg.shm is None:
+            self._place(dest, msg)
+        if copy_arrays or self.cfg.resend:
+            refs = msg.shm or [None] * len(msg.arrays)
+            msg.arrays = [a if ref else a.copy() for a, ref in zip(msg.arrays, refs)]
 
     def share_values(self):
         """Values this node sends to several peers (a server's) go out by reference
@@ -250,13 +256,23 @@ class Van:
             os.close(wake_tx)
             os.close(self._wake_rx)
 
-    def drain(self, timeout, to=None):
-        """Wait (at most ``timeout`` s) until every re-sendable message (to the peers named
-        in ``to``, or to anyone) was acknowledged."""
+    def settle(self, seconds):
+        """Give the last messages ``seconds`` to leave before ``stop`` closes the sockets."""
+        time.sleep(seconds)
+
+    def drain(self, timeout, messages=None):
+        """Wait (at most ``timeout`` s) until each of ``messages`` ((destination, Message)
+        pairs as given to ``send``), or every re-sendable message, was acknowledged."""
         deadline = time.monotonic() + timeout
-        while self.cfg.resend and time.monotonic() < deadline and \
-                any(to is None or entry[0] in to for entry in list(self._unacked.values())):
+        while self.cfg.resend and time.monotonic() < deadline and self._awaiting(messages):
             time.sleep(0.01)
+
+    def _awaiting(self, messages):
+        if messages is None:
+            return bool(self._unacked)
+        # (a message is numbered when it goes out: 0 until then)
+        return any(not msg.seq or (self._channel.get(dest, dest), msg.seq) in self._unacked
+                   for dest, msg in messages)
 
     def _post(self, item):
         self._outbox.append(item)
@@ -621,13 +637,9 @@ class Van:
             store = self._stores.get(ready.src)
             if store is not None:
                 store.delivered(ready.seq)
-            try:
-                self.on_message(ready)
-            except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError,
-                    RuntimeError) as exc:  # (MXNetError is a RuntimeError)
-                # an authentic but malformed request (e.g. a shape that is not a list):
-                # refused like a malformed frame; the node carries on
-                self._refuse(ready, '%s: %s' % (type(exc).__name__, exc))
+            # an authentic but malformed request (e.g. a shape that is not a list) is
+            # refused like a malformed frame; the node carries on
+            deliver(self, ready, self._refuse)
 
     def _new_here(self, link, seq):
         inbox = self._inboxes.get(link.sid)
@@ -672,10 +684,9 @@ class Van:
         self._rejected += 1
         if self._rejected <= 10 or self.cfg.verbose or self._rejected % 10000 == 0:
             log.warning('%s: refused %s from %s: %s', self.name, cmd, msg.src, reason)
-        if cmd in wire.REQUESTS and msg.req is not None:
-            self._transmit(msg.src, wire.Message(
-                'reply', '', req=msg.req, err='%s refused %s request %d: %s'
-                % (self.name, cmd, msg.req, reason)))
+        reply = refusal(self.name, msg, reason)
+        if reply is not None:
+            self._transmit(msg.src, reply)
 
     def _shm_view(self, src, seq, ref, dtype, shape, nbytes):
         mapping = (self._stores if isinstance(ref, list) and len(ref) == 3
