@@ -464,10 +464,10 @@ def run_gloo(shapes, args):
 def hmac_micro(shapes, chunk_bytes, batch_bytes):
     """CPU seconds per round spent on tags in the whole job (2 workers, each message tagged
     by its sender and checked by its receiver), and what tagging the array bytes would add.
-    ``batch_bytes``: how much one message carries (the transport decides, see dist.py)."""
+    ``batch_bytes``: how much one message carries (the transport decides, see kvstore/dist/store.py)."""
     sys.path.insert(0, ROOT)
     from minigluon.kvstore.transport import wire
-    from minigluon.kvstore.dist import batched
+    from minigluon.kvstore.dist.messages import batched
     from minigluon.kvstore.ps.placement import plan
     from minigluon.kvstore.transport.wire import Message
     secret = secrets.token_bytes(32)

@@ -1,7 +1,7 @@
 """A distributed job as threads of the test process, over the in-process transport.
 
 The scheduler, the servers and the workers are the real nodes (ps/scheduler.py,
-ps/server.py, dist.py) on one ``inproc.Hub`` instead of ZeroMQ: a job forms, runs
+ps/server.py, dist/) on one ``inproc.Hub`` instead of ZeroMQ: a job forms, runs
 and ends in milliseconds. A worker is a function ``fn(store)`` run on its own thread
 with its ``DistKVStore``; what it returns (or raises) comes back to the test.
 

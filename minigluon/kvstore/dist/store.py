@@ -1,10 +1,10 @@
-"""The worker's side of the distributed store: ``mx.kv.create('dist_sync')`` and friends.
+"""The distributed store a worker holds: ``mx.kv.create('dist_sync')`` and friends.
 
 Same API as the local store. Values pushed for a key are first summed over this
 worker's devices (on the devices for the ``*_device`` types, on the host otherwise),
-then cut into parts (ps/placement.py) and sent to the servers; pulls gather the parts
-back. Every call is a ticket of the worker's Customer (ps/customer.py), so all the parts
-of all the keys in one call travel at once; the node (ps/worker.py) keeps the worker in
+then cut into parts (../ps/placement.py) and sent to the servers; pulls gather the parts
+back. Every call is a ticket of the worker's Customer (../ps/customer.py), so all the parts
+of all the keys in one call travel at once; the node (../ps/worker.py) keeps the worker in
 the job.
 
 Every push of a key is numbered (0, 1, 2, ... per key and worker), and every pull
@@ -23,152 +23,22 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backend, profiler
-from ..base import MXNetError
-from ..context import cpu
-from ..ndarray.dispatch import check_inplace_target
-from ..ndarray.ndarray import NDArray
-from ..optimizer import Optimizer
-from . import compression
-from .ps import states_file
-from .base import KVStoreBase, Pending, check_key, check_shapes, exactly, pair_up
-from .ps.config import Config
-from .local import sum_on
-from .ps.node import ClusterError
-from .ps.placement import plan
-from .transport.wire import Message, encode_key
-from .ps.worker import WorkerNode
+from ... import backend, profiler
+from ...base import MXNetError
+from ...optimizer import Optimizer
+from .. import compression
+from ..base import KVStoreBase, Pending, check_key, check_shapes, exactly, pair_up
+from ..local import sum_on
+from ..ps import states_file
+from ..ps.config import Config
+from ..ps.node import ClusterError
+from ..ps.placement import plan
+from ..ps.worker import WorkerNode
+from ..transport.wire import Message, encode_key
+from .messages import (PullTarget, ReadAhead, batched, merge_pushes, pull_traffic,
+                       pull_what, write_parts)
 
 _KeyMeta = namedtuple('_KeyMeta', 'shape dtype parts')
-_BATCH_HEADER_BYTES = 32 * 1024  # (what the keys of a batch may add to its header, roughly)
-
-
-def batched(cmd, items, limit):
-    """Messages for ``items`` = [(part, key, body, array or None, bytes, ...)]:
-    consecutive items for one server share a message while their arrays (or the
-    arrays of the reply) fit in ``limit(server)`` bytes; a bigger part goes alone. Returns
-    [(destination, Message, items of it)] in order for every server."""
-    open_batches, out = {}, []
-
-    def flush(server):
-        batch = open_batches.pop(server)
-        group = batch[0]
-        if len(group) == 1:
-            part, key, body, array = group[0][:4]
-            msg = Message(cmd, '', key=key, part=part.index, body=body,
-                          arrays=[] if array is None else [array])
-        else:
-            msg = Message(cmd, '', body={'items': [[encode_key(i[1]), i[0].index, i[2]]
-                                                   for i in group]},
-                          arrays=[i[3] for i in group if i[3] is not None])
-        out[batch[3]] = ('server:%d' % server, msg, group)
-
-    for item in items:
-        part, key, nbytes = item[0], item[1], item[4]
-        header = len(key) + 64 if isinstance(key, str) else 64
-        batch = open_batches.get(part.server)
-        if batch is not None and (batch[1] + nbytes > limit(part.server) or
-                                  batch[2] + header > _BATCH_HEADER_BYTES):
-            flush(part.server)
-            batch = None
-        if batch is None:
-            batch = open_batches[part.server] = [[], 0, 0, len(out)]
-            out.append(None)
-        batch[0].append(item)
-        batch[1] += nbytes
-        batch[2] += header
-    for server in list(open_batches):
-        flush(server)
-    return out
-
-
-def merge_pushes(messages, limit):
-    """Push messages for one server (each of one item or a batch, see ``batched``) as
-    fewer, in order: ``[(message, the messages it carries)]``, each carrying arrays of at
-    most ``limit`` bytes unless one alone is bigger. Their arrays may already be in
-    shared memory (``Message.shm``), where they stay."""
-    out, group, size, header = [], [], 0, 0
-    for msg in messages:
-        nbytes = sum(a.nbytes for a in msg.arrays)
-        more = 64 * len(msg.body['items']) if msg.key is None else 64
-        if group and (size + nbytes > limit or header + more > _BATCH_HEADER_BYTES):
-            out.append(_joined(group))
-            group, size, header = [], 0, 0
-        group.append(msg)
-        size += nbytes
-        header += more + (len(msg.key) if isinstance(msg.key, str) else 0)
-    if group:
-        out.append(_joined(group))
-    return out
-
-
-def _joined(group):
-    if len(group) == 1:
-        return group[0], group
-    items, arrays, refs = [], [], []
-    for msg in group:
-        if msg.key is None:
-            items += msg.body['items']
-        else:
-            items.append([encode_key(msg.key), msg.part, msg.body])
-        arrays += msg.arrays
-        refs += msg.shm or [None] * len(msg.arrays)
-    return Message('push', '', body={'items': items}, arrays=arrays,
-                   shm=refs if any(refs) else None), group
-
-
-def _pull_what(items):
-    """What a pull of ``items`` is, for errors."""
-    return 'pull of key %s' % ', '.join(sorted(set(repr(i[1]) for i in items)))
-
-
-def _pull_traffic(items, batches):
-    """The profiler's arguments of a pull of ``items`` sent as ``batches``."""
-    keys = []
-    for item in items:
-        if item[1] not in keys:
-            keys.append(item[1])
-    return {'keys': keys, 'bytes': sum(item[4] for item in items), 'messages': len(batches)}
-
-
-def _write_parts(items, reply):
-    """Write the arrays of a pull's ``reply`` to where its ``items`` go."""
-    if len(reply.arrays) != len(items):
-        raise MXNetError('kvstore: malformed pull reply (%d arrays for %d parts)'
-                         % (len(reply.arrays), len(items)))
-    for item, array in zip(items, reply.arrays):
-        item[5].write(item[0], array)
-
-
-class _PullTarget:
-    """Where the parts of one pulled key go: straight into the first output when it is a
-    host array (one copy of the whole gradient set per round instead of two)."""
-
-    def __init__(self, key, meta, outs):
-        self.key, self.meta, self.outs = key, meta, outs
-        first = outs[0]._data
-        self.direct = (isinstance(first, np.ndarray) and first.dtype == meta.dtype and
-                       first.flags.c_contiguous)
-        if self.direct:
-            check_inplace_target(outs[0])
-        self.flat = first.reshape(-1) if self.direct else \
-            np.empty(int(np.prod(meta.shape, dtype=np.int64)), meta.dtype)
-
-    def write(self, part, array):
-        """Copy one part of the value into place."""
-        if array.size != part.stop - part.start:
-            raise MXNetError('kvstore: malformed pull reply for key %r part %d'
-                             % (self.key, part.index))
-        self.flat[part.start:part.stop] = array.reshape(-1)
-
-    def finish(self):
-        """Every part is in: fill the other outputs."""
-        value = self.outs[0] if self.direct else \
-            NDArray(self.flat.reshape(self.meta.shape), cpu(0))
-        for o in self.outs[1:] if self.direct else self.outs:
-            value.copyto(o)
-
-
 class DistKVStore(KVStoreBase):
     """A worker of a distributed job (types dist_sync, dist_async and *_device)."""
 
@@ -188,7 +58,7 @@ class DistKVStore(KVStoreBase):
         self._keys = {}
         self._pushes = {}             # key -> how many pushes of it this rank has made
         self._unread = {}             # keys pushed since this rank last pulled them (in order)
-        self._ahead = {}              # key -> _ReadAhead of its value (see ``pull``)
+        self._ahead = {}              # key -> ReadAhead of its value (see ``pull``)
         self._not_ahead = set()       # keys whose value read ahead went unused: never again
         self._compressor = None
         self._optimizer = None
@@ -321,7 +191,7 @@ class DistKVStore(KVStoreBase):
         own memory when it is a single host array (the van copies what it sends)."""
         if self._on_device and len(values) > 1:
             return sum_on(values, values[0].context).asnumpy()
-        if len(values) == 1 and isinstance(values[0]._data, np.ndarray):
+        if len(values) == 1 and backend.is_host_array(values[0]._data):
             return values[0]._data
         total = values[0].asnumpy()
         for v in values[1:]:
@@ -353,7 +223,7 @@ class DistKVStore(KVStoreBase):
             check_shapes(k, values, meta.shape, 'push')
             flat = exactly(k, self._merged_host_value(values), meta.dtype).reshape(-1)
             # the caller may change its arrays as soon as push returns
-            borrowed = borrowed or (not backend.is_device_array(values[0]._data)
+            borrowed = borrowed or (backend.is_host_array(values[0]._data)
                                     and np.may_share_memory(flat, values[0]._data))
             keys.append(k)
             number = self._pushes[k] + keys.count(k) - 1  # (a key twice in one call)
@@ -421,15 +291,15 @@ class DistKVStore(KVStoreBase):
         items = [item for item in items if not self._read_out(item)]
         # items for one server share messages (their replies come as one)
         batches = batched('pull', items, self._batch_bytes)
-        tickets = [(group, self._customer.new_request([(dest, msg)], _pull_what(group)))
+        tickets = [(group, self._customer.new_request([(dest, msg)], pull_what(group)))
                    for dest, msg, group in batches]
         self._read_ahead()
         for group, ticket in tickets:  # each part is written out as soon as it is here
-            _write_parts(group, self._customer.wait(ticket)[0])
+            write_parts(group, self._customer.wait(ticket)[0])
         for target in targets:
             target.finish()
         if start is not None:
-            profiler.record_range(start, 'kvstore', 'pull', _pull_traffic(items, batches))
+            profiler.record_range(start, 'kvstore', 'pull', pull_traffic(items, batches))
 
     def _read_ahead(self):
         """Ask for the values of the keys pushed since they were last pulled (see pull)."""
@@ -440,12 +310,12 @@ class DistKVStore(KVStoreBase):
         items = []
         for k in keys:
             meta = self._keys[k]
-            ahead = self._ahead[k] = _ReadAhead(self._pushes[k])
+            ahead = self._ahead[k] = ReadAhead(self._pushes[k])
             body = {'n': ahead.rounds}
             items += [(part, k, body, None, (part.stop - part.start) * meta.dtype.itemsize,
                        ahead) for part in meta.parts]
         for dest, msg, group in batched('pull', items, self._batch_bytes):
-            ticket = self._customer.new_request([(dest, msg)], _pull_what(group))
+            ticket = self._customer.new_request([(dest, msg)], pull_what(group))
             for index, item in enumerate(group):
                 item[5].parts.append((item[0], ticket, index))
 
@@ -472,7 +342,7 @@ class DistKVStore(KVStoreBase):
             meta = self._meta(k)
             check_shapes(k, outs, meta.shape, 'pull')
             body = {'n': self._pushes[k]}  # the value after that many rounds
-            target = _PullTarget(k, meta, outs)
+            target = PullTarget(k, meta, outs)
             targets.append(target)
             items += [(part, k, body, None, (part.stop - part.start) * meta.dtype.itemsize,
                        target) for part in meta.parts]
@@ -492,10 +362,10 @@ class DistKVStore(KVStoreBase):
             try:
                 if start is not None:  # from the request until the value is here
                     profiler.record_async(start, 'kvstore', 'pull',
-                                          _pull_traffic(items, batches))
+                                          pull_traffic(items, batches))
                 if ticket.first_error() is None:
                     for (_, _, group), reply in zip(batches, ticket.responses):
-                        _write_parts(group, reply)
+                        write_parts(group, reply)
                     for target in targets:
                         target.finish()
             except Exception as exc:  # pylint: disable=broad-except
@@ -504,10 +374,10 @@ class DistKVStore(KVStoreBase):
                 if reply is not None:
                     reply.arrays = []
         pending.ticket = self._customer.new_request(
-            [(dest, msg) for dest, msg, _ in batches], _pull_what(items), on_done=write)
+            [(dest, msg) for dest, msg, _ in batches], pull_what(items), on_done=write)
         if start is not None:
             profiler.record_range(start, 'kvstore', 'pull request',
-                                  _pull_traffic(items, batches))
+                                  pull_traffic(items, batches))
         return pending
 
     def allreduce(self, key, value, out=None, average=False):
@@ -608,32 +478,6 @@ class DistKVStore(KVStoreBase):
             except MXNetError as exc:
                 sys.stderr.write('minigluon kvstore: while closing: %s\n' % exc)
         self._node.van.stop()
-
-
-class _ReadAhead:
-    """The value of one key after ``rounds`` rounds, asked for before a pull of it."""
-    __slots__ = ('rounds', 'parts')
-
-    def __init__(self, rounds):
-        self.rounds = rounds
-        self.parts = []               # (part, ticket, index of the part in its reply)
-
-    def ready(self):
-        """Whether every part arrived, with no error."""
-        for _, ticket, index in self.parts:
-            if not ticket.done.is_set() or ticket.first_error() is not None:
-                return False
-            reply = ticket.responses[0]
-            if reply is None or len(reply.arrays) <= index:
-                return False
-        return bool(self.parts)
-
-    def value(self, part):
-        """The array of ``part`` (``ready()`` said it is here)."""
-        for each, ticket, index in self.parts:
-            if each.index == part.index:
-                return ticket.responses[0].arrays[index]
-        raise MXNetError('kvstore: part %d was not read ahead' % part.index)
 
 
 class _PendingPull(Pending):
