@@ -5,7 +5,9 @@ with numpy's;
 script under a real MXNet, named by ``MINIGLUON_MXNET_PYTHON`` (e.g. a virtual
 environment with ``pip install mxnet==1.9.1 numpy==1.23.5``), or skips saying why;
 ``run_minigluon`` runs the same script with ``import mxnet as mx`` meaning minigluon;
-``answers_of_both`` runs it under both and reads the JSON answer each wrote."""
+``answers_of_both`` runs it under both and reads the JSON answer each wrote;
+``cifar10_dist_job`` is one small launched examples/cifar10_dist.py job, run once for the
+tests that read its output, with the command that runs it again (e.g. to kill a worker)."""
 import functools
 import http.server
 import json
@@ -14,12 +16,14 @@ import subprocess
 import sys
 import textwrap
 import threading
+import types
 
 import pytest
 
 import minigluon as mx
 from minigluon.ndarray.ops import compiled
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NO_GPU = 'no GPU: CuPy with a visible CUDA device is needed'
 
 
@@ -161,3 +165,42 @@ def answers_of_both(tmp_path, run_mxnet, run_minigluon):
             results.append(json.loads((folder / filename).read_text()))
         return tuple(results)
     return answers
+
+
+def example_env(folder):
+    """The environment of an example run as a user runs it: minigluon from this checkout,
+    its data sets under ``folder``/home, one BLAS thread, no DMLC_ROLE inherited."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''),
+               MINIGLUON_HOME=os.path.join(str(folder), 'home'), OMP_NUM_THREADS='1')
+    env.pop('DMLC_ROLE', None)
+    return env
+
+
+def cifar10_dist_command(folder, launcher_flags=()):
+    """The launcher command of a small examples/cifar10_dist.py job: two workers and two
+    servers (one dead worker may be replaced), 120 synthetic images, so 3 batches of 20
+    per worker and epoch, for 2 epochs, a line per batch; its metrics file and checkpoints
+    go to ``folder``."""
+    return [sys.executable, os.path.join(ROOT, 'tools', 'launch.py'), '-n', '2', '-s', '2',
+            '--launcher', 'local', '--max-restarts', '1', *launcher_flags, sys.executable,
+            'examples/cifar10_dist.py', '--model', 'cifar_resnet20_v1', '--synthetic', '120',
+            '--num-epochs', '2', '--batch-size', '20', '--log-interval', '1',
+            '--progress-interval', '600',
+            '--metrics-file', os.path.join(str(folder), 'metrics.jsonl'),
+            '--checkpoint-dir', os.path.join(str(folder), 'ckpt')]
+
+
+@pytest.fixture(scope='session')
+def cifar10_dist_job(tmp_path_factory):
+    """``cifar10_dist_command`` run once (a launched job costs seconds): ``folder`` (its
+    metrics file, checkpoints and ``job.log``), ``output`` (stdout and stderr merged), and
+    ``command`` and ``env``, ``cifar10_dist_command`` and ``example_env``, to run it
+    again."""
+    folder = tmp_path_factory.mktemp('cifar10_dist_job')
+    proc = subprocess.run(cifar10_dist_command(folder), cwd=ROOT, env=example_env(folder),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout
+    (folder / 'job.log').write_text(proc.stdout)
+    return types.SimpleNamespace(folder=folder, output=proc.stdout,
+                                 command=cifar10_dist_command, env=example_env)

@@ -93,22 +93,11 @@ def test_json_records_and_text_mix_in_one_file(tmp_path):
 
 
 # ---- real runs, drawn -----------------------------------------------------------------------
-@pytest.fixture(scope='module')
-def launched_run(tmp_path_factory):
+@pytest.fixture
+def launched_run(cifar10_dist_job):
     """A real two-worker cifar10_dist.py job: its metrics file and its merged output."""
-    tmp_path = tmp_path_factory.mktemp('launched')
-    metrics = tmp_path / 'metrics.jsonl'
-    proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, 'tools', 'launch.py'), '-n', '2', '-s', '1',
-         '--launcher', 'local', sys.executable, 'examples/cifar10_dist.py', '--model',
-         'cifar_resnet20_v1', '--synthetic', '160', '--num-epochs', '2', '--batch-size', '16',
-         '--log-interval', '1', '--metrics-file', str(metrics)],
-        cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=300,
-        stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    log = tmp_path / 'job.log'
-    log.write_text(proc.stdout + proc.stderr)
-    return str(metrics), str(log)
+    folder = cifar10_dist_job.folder
+    return str(folder / 'metrics.jsonl'), str(folder / 'job.log')
 
 
 def test_plot_of_a_launched_jobs_metrics_file(launched_run, tmp_path, capsys):

@@ -51,34 +51,32 @@ def test_kvstore_tutorial_under_the_launcher_pulls_sixes(tmp_path):
         assert 'my rank among workers: %d' % rank in text
 
 
-def test_cifar10_dist_two_workers_agree_on_test_accuracy(tmp_path):
-    code, out = _run(LAUNCH + ['-n', '2', '-s', '1', '--launcher', 'local', sys.executable,
-                               'examples/cifar10_dist.py', '--model', 'cifar_resnet20_v1',
-                               '--synthetic', '200', '--num-epochs', '1', '--batch-size', '20',
-                               '--log-interval', '2', '--progress-interval', '600',
-                               '--metrics-file', str(tmp_path / 'metrics.jsonl'),
-                               '--checkpoint-dir', str(tmp_path / 'ckpt')], tmp_path)
-    assert code == 0, out
-    accs = re.findall(r'^\[worker (\d)\] Epoch 0: Test_acc (\d\.\d{6})$', out, re.M)
-    assert sorted(r for r, _ in accs) == ['0', '1'], out
-    assert accs[0][1] == accs[1][1], out  # BatchNorm statistics averaged: one model
-    for rank in (0, 1):  # 100 samples per worker: 5 batches of 20
-        assert re.search(r'^\[worker %d\] Epoch\[0\] Batch \[2/5\]\tSpeed: [\d.]+ samples/sec\t'
+def test_cifar10_dist_two_workers_agree_on_test_accuracy(cifar10_dist_job):
+    out, folder = cifar10_dist_job.output, cifar10_dist_job.folder
+    accs = re.findall(r'^\[worker (\d)\] Epoch (\d): Test_acc (\d\.\d{6})$', out, re.M)
+    assert sorted((e, r) for r, e, _ in accs) == [('0', '0'), ('0', '1'), ('1', '0'),
+                                                  ('1', '1')], out
+    for epoch in '01':  # BatchNorm statistics averaged: one model
+        assert len({a for _, e, a in accs if e == epoch}) == 1, out
+    for rank in (0, 1):  # 60 samples per worker: 3 batches of 20
+        assert re.search(r'^\[worker %d\] Epoch\[0\] Batch \[2/3\]\tSpeed: [\d.]+ samples/sec\t'
                          r'accuracy=[\d.]+\tloss=[\d.]+\tTime: [\d.]+s\tETA: \d+:\d\d$' % rank,
                          out, re.M), out
     # the data set says it is synthetic once per worker (not for train and test each)
     assert len(re.findall(r'^\[worker \d\] .*SYNTHETIC', out, re.M)) == 2, out
-    with open(str(tmp_path / 'metrics.jsonl')) as f:   # both workers append to one file
+    with open(str(folder / 'metrics.jsonl')) as f:   # both workers append to one file
         records = [json.loads(line) for line in f]
+    last_acc = next(a for _, e, a in accs if e == '1')  # printed to 6 decimals
     for rank in (0, 1):
         mine = [r for r in records if r['rank'] == rank]
-        assert [(r['kind'], r['batch']) for r in mine] == [('batch', 2), ('batch', 4),
-                                                           ('epoch', 5)], records
-        assert mine[-1]['Test_acc'] == float(accs[0][1]) and mine[-1]['samples'] == 100
+        assert [(r['kind'], r['epoch'], r['batch']) for r in mine] == [
+            (kind, epoch, batch) for epoch in (0, 1)
+            for kind, batch in [('batch', 1), ('batch', 2), ('batch', 3), ('epoch', 3)]], records
+        assert '%.6f' % mine[-1]['Test_acc'] == last_acc and mine[-1]['samples'] == 60
         assert all(r['samples_per_sec'] > 0 and 'accuracy' in r and 'loss' in r for r in mine)
-    assert re.search(r'^\[worker 1\] Finished 1 epoch\(s\) in [\d.]+ s', out, re.M), out
-    assert sorted(os.listdir(str(tmp_path / 'ckpt'))) == ['model.params', 'progress.json',
-                                                          'trainer.states']
+    assert re.search(r'^\[worker 1\] Finished 2 epoch\(s\) in [\d.]+ s', out, re.M), out
+    assert sorted(os.listdir(str(folder / 'ckpt'))) == ['model.params', 'progress.json',
+                                                        'trainer.states']
 
 
 def _processes_with(variable):
@@ -96,29 +94,25 @@ def _processes_with(variable):
 
 
 @pytest.mark.skipif(not os.path.isdir('/proc'), reason='finds the worker to kill in /proc')
-def test_cifar10_dist_a_killed_worker_is_replaced_and_the_results_do_not_change(tmp_path):
+def test_cifar10_dist_a_killed_worker_is_replaced_and_the_results_do_not_change(
+        tmp_path, cifar10_dist_job):
     mark = 'MG_ELASTIC_%d' % os.getpid()
-    args = LAUNCH + ['-n', '2', '-s', '2', '--launcher', 'local', '--max-restarts', '1',
-                     '--env', mark + '=1', sys.executable, 'examples/cifar10_dist.py',
-                     '--model', 'cifar_resnet20_v1', '--synthetic', '120', '--num-epochs', '2',
-                     '--batch-size', '20', '--log-interval', '1']
-    outputs = []
-    for kill in (False, True):
-        launcher = subprocess.Popen(args, cwd=ROOT, env=_env(tmp_path), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        lines = []
-        for line in launcher.stdout:
-            lines.append(line)
-            if kill and line.startswith('[worker 1] Epoch[1] Batch [1/3]'):
-                kill = False  # the replacement's first line of epoch 1 says [1/2]
-                victims = [pid for pid, env in _processes_with(mark).items()
-                           if env.get(b'DMLC_ROLE') == b'worker' and
-                           env.get(b'DMLC_WORKER_ID') == b'1']
-                assert len(victims) == 1
-                os.kill(victims[0], signal.SIGKILL)
-        assert launcher.wait(60) == 0, ''.join(lines)
-        outputs.append(''.join(lines))
-    undisturbed, killed = outputs
+    launcher = subprocess.Popen(cifar10_dist_job.command(tmp_path, ['--env', mark + '=1']),
+                                cwd=ROOT, env=cifar10_dist_job.env(tmp_path),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+    lines, kill = [], True
+    for line in launcher.stdout:
+        lines.append(line)
+        if kill and line.startswith('[worker 1] Epoch[1] Batch [1/3]'):
+            kill = False  # the replacement's first line of epoch 1 says [1/2]
+            victims = [pid for pid, env in _processes_with(mark).items()
+                       if env.get(b'DMLC_ROLE') == b'worker' and
+                       env.get(b'DMLC_WORKER_ID') == b'1']
+            assert len(victims) == 1
+            os.kill(victims[0], signal.SIGKILL)
+    assert launcher.wait(60) == 0, ''.join(lines)
+    undisturbed, killed = cifar10_dist_job.output, ''.join(lines)
     assert 'restart 1 of 1' in killed, killed
     # where the replacement rejoins depends on how far the dead process got: batch 0 when
     # its release of that step had not reached the servers (the round stays open and the

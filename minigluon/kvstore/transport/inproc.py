@@ -61,6 +61,7 @@ class Hub:
         self.node(name).stop(kill=True)
 
     def unlisten(self, van):
+        """Forget the addresses ``van`` listened on (it stopped): connecting to them fails."""
         with self._lock:
             for where, listener in list(self._listening.items()):
                 if listener is van:
