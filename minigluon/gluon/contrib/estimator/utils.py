@@ -52,5 +52,5 @@ def _rank(trainer):
 def _in_lock_step(trainer):
     """Whether the workers of a job step together, so they must also stop together."""
     store = _kvstore_of(trainer)
-    return (store is not None and store.type.startswith('dist_sync')
+    return (store is not None and store.is_distributed and not store.is_async
             and store.num_workers > 1)
