@@ -124,3 +124,15 @@ def refusal(name, msg, reason):
         return wire.Message('reply', '', req=msg.req, err='%s refused %s request %d: %s'
                             % (name, cmd, msg.req, reason))
     return None
+
+
+def run_due_timers(timers, now):
+    """Run the timers (``[next time, period, fn]``, from ``every``) that are due at
+    ``now``; returns the seconds until the next one is due, at most 0.1."""
+    wait = 0.1
+    for timer in timers:
+        if timer[0] <= now:
+            timer[0] = now + timer[1]
+            timer[2]()
+        wait = min(wait, max(0.0, timer[0] - now))
+    return wait

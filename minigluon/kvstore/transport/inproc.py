@@ -16,7 +16,7 @@ import threading
 import time
 
 from . import wire
-from .base import Transport, deliver, log, refusal
+from .base import Transport, deliver, log, refusal, run_due_timers
 
 
 class Hub:
@@ -175,12 +175,7 @@ class InprocVan(Transport):
 
     def _run_timers(self):
         now = time.monotonic()
-        wait = 0.1
-        for timer in self._timers:
-            if timer[0] <= now:
-                timer[0] = now + timer[1]
-                timer[2]()
-            wait = min(wait, max(0.0, timer[0] - now))
+        wait = run_due_timers(self._timers, now)
         if self._waiting:
             for peer, (host, port, _) in list(self._waiting.items()):
                 self._open(peer, host, port)

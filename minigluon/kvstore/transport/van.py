@@ -24,7 +24,7 @@ import zmq
 
 from ...network import address_towards, interface_address
 from . import gate, session, shm, wire
-from .base import Transport, deliver, refusal
+from .base import Transport, deliver, refusal, run_due_timers
 
 log = logging.getLogger('minigluon.kvstore')
 
@@ -445,12 +445,7 @@ class Van(Transport):
 
     def _run_timers(self):
         now = time.monotonic()
-        wait = 0.1
-        for timer in self._timers:
-            if timer[0] <= now:
-                timer[0] = now + timer[1]
-                timer[2]()
-            wait = min(wait, max(0.0, timer[0] - now))
+        wait = run_due_timers(self._timers, now)
         if self.cfg.resend:
             self._resend(now)
             wait = min(wait, self.cfg.resend_timeout / 4)
