@@ -87,7 +87,11 @@ def test_statuses_a_signal_and_a_missing_command(marker):
 def test_sigint_ends_every_process_and_its_children(marker):
     launcher = LiveLauncher(['-n', '2', '-s', '1', *py(STUBBORN, marker)])
     launcher.wait_for(lambda line: line.endswith('] ready'), count=4)
-    assert len(leftovers(marker)) == 1 + 4 * 2  # the launcher, 4 commands and their children
+    expected = 1 + 4 * 2  # the launcher, 4 commands and their children
+    deadline = time.monotonic() + 5  # (pgrep once missed a process that had printed 'ready')
+    while len(leftovers(marker)) < expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(leftovers(marker)) == expected
     started = time.monotonic()
     launcher.proc.send_signal(signal.SIGINT)
     assert launcher.finish(timeout=15) == 128 + signal.SIGINT
