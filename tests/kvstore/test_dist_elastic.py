@@ -1,5 +1,6 @@
 """Elastic workers: with PS_WORKER_RECOVERY_TIMEOUT a killed worker is replaced by a new
 process with its rank, which resumes where the job is; sums stay exact."""
+import inspect
 import json
 import os
 import re
@@ -19,69 +20,6 @@ from .inproc_cluster import CapturedLog, InprocJob, Points
 from .test_dist_trainer import MODEL
 
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
-
-# Each step: push 'w' and 'big' (sliced over both servers), pull them, allreduce 'stats',
-# barrier. The test holds a worker at a point while a file hold-RANK-POINT-STEP exists.
-# A replacement adds 1000 * INCARNATION to what it sends, so the sums tell whose push
-# counted. It finds where to resume from the counts the servers and the scheduler hold.
-STEPS = '''
-import json, os, time
-import minigluon as mx
-from minigluon import nd, kv
-
-store = kv.create(os.environ['KIND'])
-r = store.rank
-marker = 1000.0 * int(os.environ.get('INCARNATION', '0'))
-N = int(os.environ.get('BIG', '3000'))
-
-
-def point(name, step):
-    hold = 'hold-%d-%s-%d' % (r, name, step)
-    if os.path.exists(hold):
-        print('HOLDING', name, step, flush=True)
-        while os.path.exists(hold):
-            time.sleep(0.02)
-    print('AT', name, step, flush=True)
-
-
-if store.type == 'dist_async':
-    store.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
-store.init('w', nd.zeros((3,)))
-store.init('big', nd.zeros((N,)))
-step, phase = 0, 'push'
-if store.is_recovery:
-    pushed = min(store.num_pushes('w'), store.num_pushes('big'))
-    entered = store.num_barriers()       # the barrier ends a step
-    store.resume('w', pushed)
-    store.resume('big', pushed)
-    store.resume('stats', entered)       # (before its init: allreduce creates it)
-    step, phase = entered, 'allreduce' if pushed > entered else 'push'
-    w, big = nd.zeros((3,)), nd.zeros((N,))
-    store.pull(['w', 'big'], out=[w, big])
-    print('REJOINED', json.dumps([step, phase, float(w.asnumpy()[0]),
-                                  float(big.asnumpy()[-1])]), flush=True)
-while step < int(os.environ['STEPS']):
-    if phase == 'push':
-        point('push', step)
-        store.push('w', nd.ones((3,)) * ((r + 1) * (step + 1) + marker))
-        point('big', step)
-        store.push('big', nd.ones((N,)) * ((r + 1) * (step + 1) + marker))
-        point('pull', step)
-        w, big = nd.zeros((3,)), nd.zeros((N,))
-        store.pull(['w', 'big'], out=[w, big])
-        print('SUMS', json.dumps([step, float(w.asnumpy()[0]), float(big.asnumpy()[-1])]))
-    point('allreduce', step)
-    stats = nd.array([r + 1 + marker, step])
-    store.allreduce('stats', stats)
-    print('STATS', json.dumps([step, stats.asnumpy().tolist()]))
-    point('barrier', step)
-    store.barrier()
-    step, phase = step + 1, 'push'
-store.barrier()
-w, big = nd.zeros((3,)), nd.zeros((N,))
-store.pull(['w', 'big'], out=[w, big])
-print('FINAL', json.dumps([float(w.asnumpy()[0]), float(big.asnumpy()[-1])]), flush=True)
-'''
 
 ENV = {'MXNET_KVSTORE_BIGARRAY_BOUND': '1000', 'MINIGLUON_PS_CHUNK_BYTES': '4096',
        'PS_WORKER_RECOVERY_TIMEOUT': '30'}
@@ -164,8 +102,12 @@ def finish(job, alive):
 
 
 # ---- the same with the nodes as threads of this process (inproc_cluster.py) ----------------
+# Each step: push 'w' and 'big' (sliced over both servers), pull them, allreduce 'stats',
+# barrier. The test holds a worker at a point (``points``) while it kills the other. A
+# replacement adds 1000 * INCARNATION to what it sends, so the sums tell whose push
+# counted. It finds where to resume from the counts the servers and the scheduler hold.
 def elastic_steps(store, points, incarnation, steps, big=3000, lines=None):
-    """STEPS as a worker function; what it prints goes to ``lines[(rank, incarnation)]``."""
+    """One worker's steps; what it reports goes to ``lines[(rank, incarnation)]``."""
     r = store.rank
     marker = 1000.0 * incarnation
     out = lines.setdefault((r, incarnation), {'SUMS': [], 'STATS': [], 'REJOINED': [],
@@ -207,6 +149,47 @@ def elastic_steps(store, points, incarnation, steps, big=3000, lines=None):
     w, b = nd.zeros((3,)), nd.zeros((big,))
     store.pull(['w', 'big'], out=[w, b])
     out['FINAL'].append([float(w.asnumpy()[0]), float(b.asnumpy()[-1])])
+
+
+# The same steps in worker processes: the function's own source, with its points held
+# by files hold-RANK-POINT-STEP and what it reports printed as it comes.
+STEPS = """
+import json, os, time
+import minigluon as mx
+from minigluon import nd, kv
+
+
+class FilePoints:
+    def at(self, rank, incarnation, name, step):
+        hold = 'hold-%d-%s-%d' % (rank, name, step)
+        if os.path.exists(hold):
+            print('HOLDING', name, step, flush=True)
+            while os.path.exists(hold):
+                time.sleep(0.02)
+        print('AT', name, step, flush=True)
+
+    def note(self, *event):
+        pass
+
+
+class Printed(list):
+    def __init__(self, tag):
+        super().__init__()
+        self.tag = tag
+
+    def append(self, item):
+        print(self.tag, json.dumps(item), flush=True)
+
+
+class PrintedLines(dict):
+    def setdefault(self, key, default):
+        return {tag: Printed(tag) for tag in default}
+
+
+""" + inspect.getsource(elastic_steps) + """
+elastic_steps(kv.create(os.environ['KIND']), FilePoints(), int(os.environ.get('INCARNATION', '0')),
+              int(os.environ['STEPS']), int(os.environ.get('BIG', '3000')), PrintedLines())
+"""
 
 
 def kill_and_replace_threads(job, points, kills, run, store_type='dist_sync'):
