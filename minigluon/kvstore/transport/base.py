@@ -102,6 +102,17 @@ class Transport:
         """An array for a value written once and then only sent, or None."""
         return None
 
+    def _perform(self, item):
+        """Do on the delivery thread what another thread asked: ``('send', dest, msg)``,
+        ``('connect', peer, host, port)`` or ``('call', fn)``."""
+        kind = item[0]
+        if kind == 'send':
+            self._transmit(item[1], item[2])
+        elif kind == 'connect':
+            self._open(*item[1:])
+        elif kind == 'call':
+            item[1]()
+
     def batch_bytes(self, dest):
         """How many bytes of arrays one message to or from ``dest`` may carry."""
         return self.cfg.chunk_bytes

@@ -158,15 +158,10 @@ class InprocVan(Transport):
                     continue
                 if self.stopped:
                     return
-                kind = item[0]
-                if kind == 'msg':
+                if item[0] == 'msg':
                     self._receive(item[1], item[2])
-                elif kind == 'send':
-                    self._transmit(item[1], item[2])
-                elif kind == 'connect':
-                    self._open(*item[1:])
-                elif kind == 'call':
-                    item[1]()
+                else:
+                    self._perform(item)
         except Exception:  # a bug in a handler must not silently kill the node
             log.exception('%s: delivery thread failed', self.name)
             if self.on_failure is not None:

@@ -464,14 +464,7 @@ class Van(Transport):
 
     def _flush_outbox(self):
         while self._outbox:
-            item = self._outbox.popleft()
-            kind = item[0]
-            if kind == 'send':
-                self._transmit(item[1], item[2])
-            elif kind == 'connect':
-                self._open(*item[1:])
-            elif kind == 'call':
-                item[1]()
+            self._perform(self._outbox.popleft())
 
     def _open(self, peer, host, port):
         sock = self._socket(zmq.DEALER)
