@@ -39,6 +39,12 @@ from .messages import (PullTarget, ReadAhead, batched, merge_pushes, pull_traffi
                        pull_what, write_parts)
 
 _KeyMeta = namedtuple('_KeyMeta', 'shape dtype parts')
+def _pull_parts(key, meta, body, target):
+    """The items (see ``batched``) asking for every part of ``key`` for ``target``."""
+    return [(part, key, body, None, (part.stop - part.start) * meta.dtype.itemsize, target)
+            for part in meta.parts]
+
+
 class DistKVStore(KVStoreBase):
     """A worker of a distributed job (types dist_sync, dist_async and *_device)."""
 
@@ -309,11 +315,8 @@ class DistKVStore(KVStoreBase):
             return
         items = []
         for k in keys:
-            meta = self._keys[k]
             ahead = self._ahead[k] = ReadAhead(self._pushes[k])
-            body = {'n': ahead.rounds}
-            items += [(part, k, body, None, (part.stop - part.start) * meta.dtype.itemsize,
-                       ahead) for part in meta.parts]
+            items += _pull_parts(k, self._keys[k], {'n': ahead.rounds}, ahead)
         for dest, msg, group in batched('pull', items, self._batch_bytes):
             ticket = self._customer.new_request([(dest, msg)], pull_what(group))
             for index, item in enumerate(group):
@@ -341,11 +344,10 @@ class DistKVStore(KVStoreBase):
             self._unread.pop(k, None)
             meta = self._meta(k)
             check_shapes(k, outs, meta.shape, 'pull')
-            body = {'n': self._pushes[k]}  # the value after that many rounds
             target = PullTarget(k, meta, outs)
             targets.append(target)
-            items += [(part, k, body, None, (part.stop - part.start) * meta.dtype.itemsize,
-                       target) for part in meta.parts]
+            # the value after that many rounds
+            items += _pull_parts(k, meta, {'n': self._pushes[k]}, target)
         return items, targets
 
     def pull_async(self, key, out, priority=0):
