@@ -155,7 +155,6 @@ class Trainer:
         self._reducer.detach()
         self._kv_initialized = False
         self._kvstore = None
-        self._distributed = None
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
 
@@ -200,7 +199,6 @@ class Trainer:
         self._contexts = self._check_contexts()
         asked = self._kvstore_params['update_on_kvstore']
         kv, update_on_kvstore = self._create_kvstore(self._kvstore_params['kvstore'])
-        distributed = kv is not None and kv.is_distributed
         if kv is not None and kv.is_async:
             if asked is False:
                 raise MXNetValueError('Please set update_on_kvstore=True when training in async '
@@ -240,7 +238,6 @@ class Trainer:
             if update_on_kvstore and not kv.is_recovery:
                 kv.set_optimizer(self._optimizer)
         self._kvstore, self._update_on_kvstore = kv, update_on_kvstore
-        self._distributed = distributed
         if kv is not None:
             overlap = self._overlap_arg
             if overlap is None:
