@@ -61,6 +61,16 @@ def pushpull_keys(kv, keys, values, outs):
         kv.pushpull(k, v, out=o)
 
 
+def weak_hook(ref, method):
+    """A Parameter hook calling ``method(owner, param)`` while ``ref()`` (a weak reference
+    to its owner) lives: parameters must not keep a dropped Trainer alive."""
+    def hook(param):
+        owner = ref()
+        if owner is not None:
+            method(owner, param)
+    return hook
+
+
 def _host_array(arr):
     """The host memory of NDArray ``arr``, or None when it lives on a device."""
     raw = arr._data  # pylint: disable=protected-access
@@ -102,17 +112,9 @@ class GradientReducer:
         self._consumed = False      # gradients were sent since the last backward
         self._fetching = False      # the reducer itself is taking gradients
         self._reset()
-        me = weakref.ref(self)  # a Trainer dropped stops listening
-
-        def call(method):
-            def hook(param):
-                reducer = me()
-                if reducer is not None:
-                    method(reducer, param)
-            return hook
-        self._call = call
-        self._access_hooks = [p.register_hook('grad_access', call(GradientReducer._on_access))
-                              for p in self._params]
+        self._ref = weakref.ref(self)  # a Trainer dropped stops listening
+        for p in self._params:
+            p.register_hook('grad_access', weak_hook(self._ref, GradientReducer._on_access))
         self._backward_hooks = []
 
     def _reset(self):
@@ -146,11 +148,10 @@ class GradientReducer:
         # worker's step has sent the optimizer for them (a new batch size, learning rate)
         self.holds = self.overlap and self._update_on_kvstore and kvstore.holds_pushes
         if self.overlap:
-            call = self._call
             for p in self._params:
                 self._backward_hooks += [
-                    p.register_hook('grad_write', call(GradientReducer._on_write)),
-                    p.register_hook('grad_ready', call(GradientReducer._on_ready))]
+                    p.register_hook('grad_write', weak_hook(self._ref, GradientReducer._on_write)),
+                    p.register_hook('grad_ready', weak_hook(self._ref, GradientReducer._on_ready))]
 
     def detach(self):
         """Forget the store (the Trainer resets it); transfers under way are waited for."""

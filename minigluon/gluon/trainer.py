@@ -28,7 +28,7 @@ from ..base import MXNetError, MXNetTypeError, MXNetUsageError, MXNetValueError
 from ..kvstore import KVStoreBase, create as create_kvstore
 from ..ndarray.serialization import atomic_write
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
-from .reducer import GradientReducer, overlap_from_env
+from .reducer import GradientReducer, overlap_from_env, weak_hook
 
 # A 'local' store updating huge arrays on the host would be slow: MXNet's limit.
 _LOCAL_UPDATE_LIMIT = 1024 * 1024 * 16
@@ -101,11 +101,11 @@ class Trainer:
         self._init_optimizer(optimizer, optimizer_params)
         self._scale = self._optimizer.rescale_grad
         self._reset_kvstore()
-        me = weakref.ref(self)  # a Trainer dropped stops listening
+        me = weakref.ref(self)
         for p in self._params:
-            p.register_hook('load', lambda _, me=me: me() and me()._on_load())
+            p.register_hook('load', weak_hook(me, Trainer._on_load))
 
-    def _on_load(self):
+    def _on_load(self, _param):
         """A parameter took a value from a file: the store's copy of it is stale."""
         if self._kv_initialized and self._update_on_kvstore:
             self._reset_kvstore()
