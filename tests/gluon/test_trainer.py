@@ -360,3 +360,25 @@ def test_allreduce_with_update_on_kvstore_false_sums_different_gradients():
     trainer.update(1)
     for ctx in DEVICES:
         assert_almost_equal(x.data(ctx), np.full(4, -1.0))
+
+
+def test_loading_parameters_sets_the_store_up_again_from_them(tmp_path):
+    # the store holds the weights when it updates them: values loaded from a file must
+    # replace them there too, not be overwritten by the next step's pull
+    net = gluon.nn.Dense(2, in_units=3)
+    net.initialize(mx.init.Constant(1.0), ctx=DEVICES)
+    trainer = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.0},
+                            kvstore='device')
+    for _ in range(2):
+        for c in DEVICES:
+            with autograd.record():
+                loss = net(nd.ones((1, 3), ctx=c)).sum()
+            loss.backward()
+        trainer.step(2)
+        if trainer._kv_initialized:
+            net.weight.set_data(nd.full((2, 3), 5.0))
+            net.save_parameters(str(tmp_path / 'w.params'))
+            net.load_parameters(str(tmp_path / 'w.params'), ctx=DEVICES)
+            assert not trainer._kv_initialized
+    for c in DEVICES:  # (learning rate 0: the step returns what the store holds)
+        assert_almost_equal(net.weight.data(c), np.full((2, 3), 5.0))
