@@ -218,6 +218,19 @@ def hmac_bypassed_in_round(i):
     return i % 4 in (1, 2)     # on, off, off, on, ...: both modes see the same drift
 
 
+def push_and_pull(store, keys, values, outs, per_key):
+    """One round, in either store (minigluon's or MXNet's): every key pushed then pulled,
+    as one list, or (``per_key``, as MXNet's kvstore tutorial) one key per call."""
+    if per_key:
+        for k in keys:
+            store.push(k, values[k])
+        for k in keys:
+            store.pull(k, out=outs[k])
+    else:
+        store.push(keys, values)
+        store.pull(keys, out=outs)
+
+
 def kv_child(role, args):
     sys.path.insert(0, ROOT)
     import minigluon  # noqa: F401  (DMLC_ROLE is not set yet, so this serves nothing)
@@ -251,14 +264,7 @@ def kv_worker(args):
             _SwitchableHmac.flag[0] = 1 if bypass else 0
         store.barrier()                # (the barrier's own messages may go either way)
         start = time.perf_counter()
-        if per_key:                    # as MXNet's kvstore tutorial: one key per call
-            for k in keys:
-                store.push(k, grads[k])
-            for k in keys:
-                store.pull(k, out=outs[k])
-        else:
-            store.push(keys, grads)
-            store.pull(keys, out=outs)
+        push_and_pull(store, keys, grads, outs, per_key)
         elapsed = time.perf_counter() - start
         if i >= args.warmup:
             times['off' if bypass else 'on'].append(elapsed)
@@ -323,14 +329,7 @@ def mxnet_worker(args):
         mx.nd.waitall()                    # writes the sum into it, as gloo's all-reduce)
         store._barrier()
         start = time.perf_counter()
-        if os.environ.get('BENCH_LOOP') == 'per-key':
-            for k in keys:
-                store.push(k, work[k])
-            for k in keys:
-                store.pull(k, out=outs[k])
-        else:
-            store.push(keys, work)
-            store.pull(keys, out=outs)
+        push_and_pull(store, keys, work, outs, os.environ.get('BENCH_LOOP') == 'per-key')
         mx.nd.waitall()
         if i >= args.warmup:
             times.append(time.perf_counter() - start)
