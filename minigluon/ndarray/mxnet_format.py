@@ -148,7 +148,11 @@ def _read_array(cursor, what):
         values = np.frombuffer(data, dtype=np.uint8) != 0
     else:
         values = np.frombuffer(data, dtype=dtype.newbyteorder('<')).astype(dtype)
-    return values.reshape(shape), dev_type, dev_id
+    try:
+        return values.reshape(shape), dev_type, dev_id
+    except ValueError:  # no data, but dimensions whose product numpy cannot represent
+        raise FormatError('%s has shape %s, too large for numpy to describe'
+                          % (what, tuple(shape))) from None
 
 
 def decode(data):

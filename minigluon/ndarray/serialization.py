@@ -118,6 +118,8 @@ def _decode(fname, data):
     if zip_format.is_zip(data):
         try:
             return zip_format.decode(data)
+        except zip_format.ExpansionError as exc:
+            raise MXNetError('nd.load: %s: %s' % (fname, exc)) from None
         except zip_format.FormatError as exc:
             raise MXNetError('nd.load: %s is not a valid minigluon array file (%s); it must be '
                              'written by nd.save or save_parameters' % (fname, exc)) from None

@@ -18,8 +18,11 @@ from minigluon.base import MXNetError
 from minigluon.kvstore.ps import states_file
 from minigluon.optimizer.updater import FORMAT as STATES_FORMAT
 
+from archive_bombs import GIB, MIB, array_file, npy_zeros, peak_memory  # tests/ is on sys.path
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HUGE = (2 ** 40,)
+LIMIT_VARIABLE = 'MINIGLUON_ARCHIVE_MAX_BYTES'
 
 
 def npy(array=None, claimed_shape=None):
@@ -134,3 +137,36 @@ def test_the_temp_file_of_a_killed_save_is_removed_by_the_next_save(tmp_path):
     time.sleep(0.1)
     nd.save(str(path), [nd.ones((3,)) * 3])
     assert temp_files(tmp_path) == []
+
+
+# ---- compressed archives: what their members declare is bounded before anything expands --
+def test_a_one_megabyte_zip_bomb_is_refused_before_it_expands(tmp_path):
+    path = tmp_path / 'bomb.params'
+    path.write_bytes(array_file(npy_zeros(GIB)))
+    assert path.stat().st_size < 2 * MIB
+    error, peak = peak_memory(nd.load, str(path))
+    assert isinstance(error, MXNetError), error
+    assert 'bomb.params' in str(error) and LIMIT_VARIABLE in str(error)
+    assert peak < 32 * MIB
+
+
+def test_a_trusted_compressed_archive_loads_under_a_raised_limit(tmp_path, monkeypatch):
+    path = tmp_path / 'zeros.params'
+    path.write_bytes(array_file(npy_zeros(32 * MIB)))
+    with pytest.raises(MXNetError, match='zeros.params.*declare.*%s=' % LIMIT_VARIABLE):
+        nd.load(str(path))
+    monkeypatch.setenv(LIMIT_VARIABLE, str(33 * MIB))
+    assert nd.load(str(path))[0].shape == (32 * MIB,)
+    monkeypatch.setenv(LIMIT_VARIABLE, '1 GiB')
+    with pytest.raises(MXNetError, match="%s='1 GiB' is not a number of bytes" % LIMIT_VARIABLE):
+        nd.load(str(path))
+
+
+def test_a_member_inflating_past_its_declared_size_is_cut_there(tmp_path):
+    head, _ = npy_zeros(MIB)
+    path = tmp_path / 'liar.params'
+    # the zip and .npy headers both say 1 MiB; the deflate stream goes on to 1 GiB
+    path.write_bytes(array_file((head, GIB, len(head) + MIB)))
+    error, peak = peak_memory(nd.load, str(path))
+    assert isinstance(error, MXNetError) and 'CRC' in str(error), error
+    assert peak < 32 * MIB

@@ -212,6 +212,13 @@ def test_forged_shapes(tmp_path):
     expect_error(tmp_path, list_file([rec]), 'negative dimension count -5')
 
 
+def test_an_empty_array_of_dimensions_numpy_cannot_describe_is_refused(tmp_path):
+    empty = np.zeros((0,), dtype=np.float32)
+    rec = struct.pack('<Ii', V3, 0) + shape64((0, 2**62, 2**62)) + body(empty)
+    expect_error(tmp_path, list_file([rec]), 'array #0 has shape (0, %d, %d)' % (2**62, 2**62),
+                 'too large')
+
+
 def test_empty_ndarray_records(tmp_path):
     for rec in (struct.pack('<Iii', V2, 0, 0), struct.pack('<Iii', V3, 0, -1),
                 struct.pack('<I', 0), struct.pack('<Ii', V1, 0)):
