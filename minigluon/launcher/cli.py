@@ -5,7 +5,7 @@ usage:
                    [--sync-dst-dir DIR] [--env KEY[=VALUE]]... [--env-server KEY=VALUE]...
                    [--env-worker KEY=VALUE]... [--host-ip ADDR | --interface NAME]
                    [-p PORT] [--ssh-option KEY=VALUE]... [--mpirun PROGRAM]
-                   [--max-restarts N] COMMAND [ARG...]
+                   [--max-restarts N] [--replication] COMMAND [ARG...]
   python tools/launch.py ...   (the same, from a checkout)
 
 Every process runs COMMAND (as MXNet's launch.py does: a minigluon program whose
@@ -81,13 +81,17 @@ launchers:
          allocation it refuses, saying how to get one.
 
 restarts:
-  --max-restarts N (local, ssh and slurm launchers) starts a worker that exits with a
-  non-zero status, or is killed, again with the same rank on the same host, up to N
-  times in the job (0, the default: the first failure stops the job). The scheduler
-  and servers are told through PS_WORKER_RECOVERY_TIMEOUT (60 seconds unless set
-  here): the job waits that long for the new process, which rejoins where the job is
-  (kv.is_recovery, Trainer.recover()). A dead server or scheduler still stops the job.
-  The mpi launcher refuses it: mpirun cannot start one rank again.
+  --max-restarts N (local, ssh and slurm launchers) starts a worker or a server that
+  exits with a non-zero status, or is killed, again with the same rank on the same
+  host, and a killed scheduler again on the same address and port, up to N times in
+  the job, all roles together (0, the default: the first failure stops the job). Every
+  process is told through PS_WORKER_RECOVERY_TIMEOUT (60 seconds unless set here): the
+  job waits that long for the new process. A worker rejoins where the job is
+  (kv.is_recovery, Trainer.recover()); a new scheduler rebuilds its state from the
+  live processes, which train on meanwhile; a server's keys survive it with
+  --replication. The mpi launcher refuses it: mpirun cannot start one rank again.
+  --replication sets PS_REPLICATION=1 for every process: each server's keys are also
+  held by another server, so a dead server's keys live on (it needs -s 2 or more).
 
 output and exit status:
   Each line a process writes to stdout (stderr) goes whole to the launcher's
@@ -107,7 +111,7 @@ import re
 import signal
 import sys
 
-from ..kvstore.ps.config import RECOVERY_TIMEOUT_ENV
+from ..kvstore.ps.config import RECOVERY_TIMEOUT_ENV, REPLICATION_ENV
 from . import LaunchError, local, mpi, slurm, ssh
 from .address import free_port, scheduler_address
 from .job import Job, check_user_variables, job_secret, passed_on
@@ -183,8 +187,11 @@ def build_parser():
         help='an ssh -o option for --launcher ssh (and its rsync); repeatable')
     add('--mpirun', metavar='PROGRAM', help='the mpirun program (default: mpirun)')
     add('--max-restarts', type=_count(0), default=0, metavar='N',
-        help='start a failed worker again, with its rank, up to N times in the job '
-             '(default 0: a failure stops the job)')
+        help='start a failed worker or server again, with its rank, and a killed '
+             'scheduler, up to N times in the job (default 0: a failure stops the job)')
+    add('--replication', action='store_true',
+        help='keep each server\'s keys on a second server too (PS_REPLICATION=1), so '
+             'that the job survives a dead server (with --max-restarts)')
     add('command', nargs=argparse.REMAINDER, help='the command every process runs')
     return parser
 
@@ -228,6 +235,9 @@ def check_options(args, parser):
         parser.error('--max-restarts does not apply to --launcher mpi: one mpirun runs every '
                      'server and worker, and MPI cannot start one rank again; use --launcher '
                      'ssh (or local, slurm) to have failed workers restarted')
+    if args.replication and args.num_servers < 2:
+        parser.error('--replication keeps each server\'s keys on a second server as well, so '
+                     'it needs two servers or more (-s 2); the job has %d' % args.num_servers)
     if args.launcher == 'ssh' and not args.hostfile:
         parser.error('--launcher ssh needs a hostfile (-H FILE)')
     for option in args.ssh_option:
@@ -259,6 +269,8 @@ def plan(args, environ=os.environ):
     tasks = place(args.num_workers, args.num_servers, hosts)
     env = passed_on(environ)
     env.update(parse_variables(args.env, '--env', environ))
+    if args.replication:
+        env[REPLICATION_ENV] = '1'
     if args.max_restarts:
         check_recovery_timeout(env.setdefault(RECOVERY_TIMEOUT_ENV, str(RECOVERY_TIMEOUT)),
                                args.max_restarts)

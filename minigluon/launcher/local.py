@@ -9,6 +9,7 @@ import shlex
 import sys
 
 from . import bootstrap
+from .processes import killed
 
 with open(bootstrap.__file__) as _f:
     BOOTSTRAP_SOURCE = _f.read()
@@ -41,8 +42,9 @@ def stdin_bootstrap_payload(spec):
 
 def start_task(supervisor, job, task, *, cwd=None, via=(), notes=None):
     """Start ``task`` through the bootstrap, here with this Python, or with ``via``, an
-    ssh command, on ``task.host`` with its python3. A worker can be started again the
-    same way (``--max-restarts``)."""
+    ssh command, on ``task.host`` with its python3. It can be started again the same
+    way (``--max-restarts``): the scheduler on the same address and port, a server or
+    a worker with its index."""
     cwd = cwd or os.getcwd()
     spec = {'argv': job.command, 'cwd': cwd, 'env': job.environment(task)}
     if via:
@@ -54,7 +56,14 @@ def start_task(supervisor, job, task, *, cwd=None, via=(), notes=None):
         return start_task(supervisor, job, task, cwd=cwd, via=via, notes=notes)
     return supervisor.spawn(task.label, argv, payload=stdin_bootstrap_payload(spec),
                             where=str(task.host or 'this host'), notes=notes,
-                            restart=again if task.role == 'worker' else None)
+                            restart=again, restart_if=restart_if(task.role))
+
+
+def restart_if(role):
+    """Which failures of a ``role`` process ``--max-restarts`` starts it again after: any
+    of a server's or a worker's; the scheduler's when it was killed (it exits 1 itself
+    only when the job failed, and a new one would find nobody to rebuild it from)."""
+    return killed if role == 'scheduler' else None
 
 
 def launch(job, supervisor, options):

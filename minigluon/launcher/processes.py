@@ -10,9 +10,11 @@ seconds and SIGKILL after KILL_AFTER, so that nothing outlives the launcher by m
 than 10 s. SIGINT, SIGTERM or SIGHUP to the launcher (``interrupt``) stops the job
 the same way; a second one goes straight to SIGKILL.
 
-With ``max_restarts`` above 0, a child that can be started again (a worker: its
-``restart``) and fails is started again instead, under the same label, as long as
-the job has restarts left; its failure then does not count.
+With ``max_restarts`` above 0, a child that can be started again (its ``restart``)
+and fails is started again instead, under the same label, as long as the job has
+restarts left; its failure then does not count. ``restart_if(status)`` narrows which
+failures those are (the scheduler: only a killed one, since it exits 1 when it ends a
+failed job itself).
 """
 import collections
 import os
@@ -48,6 +50,11 @@ def _signal_name(status):
         return None
 
 
+def killed(status):
+    """Whether exit status ``status`` is a signal's (128 + N)."""
+    return _signal_name(status) is not None
+
+
 def exit_status(returncode):
     """A Popen return code as a shell exit status (killed by signal N: 128 + N)."""
     return 128 - returncode if returncode < 0 else returncode
@@ -65,9 +72,10 @@ class Failure:
 class Child:
     """A started process: its label, host, and how its output is read and labelled."""
 
-    def __init__(self, label, popen, where, notes, relabel, restart):
+    def __init__(self, label, popen, where, notes, relabel, restart, restart_if=None):
         self.label = label
         self.restart = restart
+        self.restart_if = restart_if
         self.popen = popen
         self.where = where
         self.notes = notes or {}
@@ -120,7 +128,7 @@ class Supervisor:
         return self._stop_started is not None
 
     def spawn(self, label, argv, *, payload=None, env=None, where=None, notes=None,
-              relabel=None, restart=None):
+              relabel=None, restart=None, restart_if=None):
         """Start ``argv`` in its own session; return its Child, or None once stopping.
 
         where: the host it stands for, named in the failure report.
@@ -130,6 +138,8 @@ class Supervisor:
         relabel: line -> (label, text or None) for a child that speaks for several
         processes (mpirun); text None drops the line.
         restart: () -> Child, starting it again (see ``max_restarts``).
+        restart_if: exit status -> whether that failure is one to start it again after
+        (default: any).
         """
         if self.stopping or self.signal is not None:
             return None
@@ -140,7 +150,7 @@ class Supervisor:
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as e:
             raise LaunchError('cannot start %s: %s: %s' % (label, argv[0], e.strerror)) from None
-        child = Child(label, popen, where, notes, relabel, restart)
+        child = Child(label, popen, where, notes, relabel, restart, restart_if)
         self._children.append(child)
         for fd, stream in ((1, popen.stdout), (2, popen.stderr)):
             os.set_blocking(stream.fileno(), False)
@@ -276,7 +286,8 @@ class Supervisor:
     def _restart(self, child):
         """Start a failed child again if it can be and the job has restarts left."""
         if child.restart is None or len(self.restarts) >= self.max_restarts or \
-                self.stopping or self.signal is not None:
+                self.stopping or self.signal is not None or \
+                (child.restart_if is not None and not child.restart_if(child.status)):
             return False
         self.restarts.append((child.label, child.status))
         killed = _signal_name(child.status)

@@ -23,7 +23,7 @@ import re
 import subprocess
 
 from . import LaunchError
-from .local import start_task, stdin_bootstrap_argv, stdin_bootstrap_payload
+from .local import restart_if, start_task, stdin_bootstrap_argv, stdin_bootstrap_payload
 from .placement import Host
 from .processes import PROGRAM, require
 
@@ -138,7 +138,7 @@ def launch(job, supervisor, options):
 
 
 def start_step(supervisor, job, task, spec):
-    """Start ``task`` as a job step on its node (again for a worker: --max-restarts)."""
+    """Start ``task`` as a job step on its node (again: --max-restarts)."""
     def relabel(line):
         return task.label, None if _TASK_ENDED.match(line) else line
 
@@ -148,4 +148,4 @@ def start_step(supervisor, job, task, spec):
     return supervisor.spawn(task.label, argv,
                             payload=spec, env=step_environment(job, task),
                             where=task.host.name, relabel=relabel,
-                            restart=again if task.role == 'worker' else None)
+                            restart=again, restart_if=restart_if(task.role))

@@ -30,10 +30,12 @@ while not os.path.exists(go):
     time.sleep(0.02)
 '''
 
-# Worker code (needs json, store, r): worker 0 prints the servers' address-book entries,
-# which ``servers_of`` reads back (tests that play a peer connect to them).
+# Worker code (needs json, store, r): worker 0 prints the servers' address-book entries
+# and the job's nonce, which ``servers_of`` and ``job_nonce_of`` read back (tests that
+# play a peer connect to them).
 SHOW_SERVERS = '''if r == 0:
     print('SERVERS', json.dumps(store.book['servers']), flush=True)
+    print('JOB_NONCE', store.book['job_nonce'], flush=True)
 '''
 
 
@@ -41,6 +43,13 @@ def servers_of(cluster):
     """[[rank, host, port], ...] of the servers, as worker 0 printed them (SHOW_SERVERS)."""
     line = [ln for ln in cluster.output('worker:0').splitlines() if ln.startswith('SERVERS ')][0]
     return json.loads(line.split(' ', 1)[1])
+
+
+def job_nonce_of(cluster):
+    """The nonce the scheduler drew, as worker 0 printed it (SHOW_SERVERS): a peer of the
+    servers opens its sessions under it (peer.Peer's ``job_nonce``)."""
+    line = [ln for ln in cluster.output('worker:0').splitlines() if ln.startswith('JOB_NONCE ')]
+    return line[0].split(' ', 1)[1]
 
 
 def free_port():

@@ -101,6 +101,13 @@ class InprocJob:
             store._node.failure = 'killed by the test'
             store._node.customer.wake_all()
 
+    def restart_scheduler(self):
+        """Start a new scheduler at the address of the one killed (``kill('scheduler')``):
+        the live nodes register with it again and it rebuilds the job."""
+        self.scheduler = Scheduler(self.cfg)
+        self._threads.append(self._thread('scheduler', self.scheduler.run))
+        return self.scheduler
+
     def close(self):
         """End whatever still runs; fail if a thread of the job is left behind."""
         self.scheduler.exit_code = self.scheduler.exit_code or 0

@@ -13,21 +13,25 @@ from minigluon.kvstore.transport import gate, session, wire
 class Peer:
     """A session with the node listening at ``endpoint`` (host, port).
 
-    ``secret``/``job_id``: what the job's processes hold; ``credentials=False``
-    connects without presenting any (a stranger); ``handshake=False`` stops after
-    connecting (no session).
+    ``secret``/``job_id``: what the job's processes hold; ``job_nonce``: the
+    scheduler's (cluster.job_nonce_of), which a server or worker binds its sessions to;
+    ``credentials=False`` connects without presenting any (a stranger);
+    ``handshake=False`` stops after connecting (no session).
     """
 
     def __init__(self, endpoint, secret, job_id, name='worker:9', to='server:0',
-                 encrypt='plain', credentials=True, handshake=True, timeout=10):
+                 encrypt='plain', credentials=True, handshake=True, timeout=10,
+                 job_nonce=None):
         self.ctx = zmq.Context()
         self.name, self.to = name, to
-        self.job_key = session.job_key(secret, job_id)
+        key_of_job = session.job_key(secret, job_id)
+        self.job_key = key_of_job if job_nonce is None else \
+            session.peer_key(key_of_job, bytes.fromhex(job_nonce))
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 2000)
         self.sock.setsockopt(zmq.SNDHWM, 0)
         if credentials:
-            gate.Gate(self.ctx, self.job_key, encrypt).present(self.sock)
+            gate.Gate(self.ctx, key_of_job, encrypt).present(self.sock)
         self.sock.connect('tcp://%s:%d' % tuple(endpoint))
         self.seq = 0
         self.sid = self.key = None

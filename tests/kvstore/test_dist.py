@@ -1,6 +1,8 @@
 """The distributed store's sums, optimizers and modes, with the scheduler, the servers
 and the workers as threads of this process (inproc_cluster.py); one job of real
 processes over ZeroMQ proves the same end to end."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -143,6 +145,42 @@ def async_without_optimizer(store):
 def test_dist_async_without_optimizer_is_a_clear_error():
     with InprocJob(num_workers=1) as job:
         job.run(async_without_optimizer, kind='dist_async')
+
+
+def late_optimizer(store, pushed):
+    """MXNet's tutorial pattern in dist_async: every worker sets the optimizer, then
+    pushes. Worker 0's optimizer is held back until worker 1's push has been answered
+    (or for 1 s, once worker 1's set_optimizer waits for it)."""
+    store.init('w', nd.zeros((3,)))
+    early = store.rank == 0 and pushed.wait(1.0)   # (worker 1 pushed without an optimizer)
+    store.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
+    store.push('w', nd.ones((3,)))
+    store.pull('w', out=nd.zeros((3,)))   # (answered after the push)
+    if store.rank == 1:
+        pushed.set()
+    store.barrier()
+    out = nd.zeros((3,))
+    store.pull('w', out=out)
+    return early, out.asnumpy().tolist()
+
+
+def test_dist_async_set_optimizer_returns_once_every_server_holds_one():
+    pushed = threading.Event()
+    with InprocJob(num_workers=2, num_servers=2, bigarray_bound=2) as job:
+        assert job.run(lambda store: late_optimizer(store, pushed), kind='dist_async') == \
+            [(False, [-2.0] * 3)] * 2
+
+
+def test_set_optimizer_waits_for_worker_0_within_the_wait_timeout():
+    def never_from_worker_0(store):
+        if store.rank == 1:
+            with pytest.raises(MXNetError, match='server 0 got no optimizer from worker 0 '
+                                                 'within 0.5 s'):
+                store.set_optimizer(mx.optimizer.SGD())
+        store.barrier()
+
+    with InprocJob(num_workers=2) as job:
+        job.run(never_from_worker_0, kind='dist_async', wait_timeout=0.5)
 
 
 def tutorial(store):

@@ -3,8 +3,8 @@ or peer without them (plain credentials included) cannot connect."""
 
 import pytest
 
-from .cluster import (Cluster, READY_THEN_WAIT, results, servers_of, SHOW_SERVERS,
-                      wait_for_output)
+from .cluster import (Cluster, job_nonce_of, READY_THEN_WAIT, results, servers_of,
+                      SHOW_SERVERS, wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 if not zmq.has('curve'):
@@ -37,7 +37,7 @@ def test_an_encrypted_job_sums_exactly_and_admits_only_its_own_keys(tmp_path):
         job_id = '127.0.0.1:%d' % job.port
         # the job's curve keys open a session; its plain credentials or another job's
         # keys do not even get a connection
-        Peer((host, port), secret, job_id, encrypt='curve').close()
+        Peer((host, port), secret, job_id, encrypt='curve', job_nonce=job_nonce_of(job)).close()
         for encrypt, other_job in (('plain', job_id), ('curve', 'another-job')):
             with pytest.raises(AssertionError, match='no challenge'):
                 Peer((host, port), secret, other_job, encrypt=encrypt, timeout=2)

@@ -3,13 +3,14 @@ ZeroMQ's handshake), and no descriptor shortage from a flood of connections."""
 import os
 import resource
 import socket
+import struct
 import subprocess
 import sys
 import time
 
 import pytest
 
-from .cluster import (Cluster, free_port, READY_THEN_WAIT, results, ROOT,
+from .cluster import (Cluster, free_port, job_nonce_of, READY_THEN_WAIT, results, ROOT,
                       servers_of, SHOW_SERVERS, wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
@@ -69,6 +70,71 @@ def test_strangers_multi_frame_messages_cost_a_server_no_memory(tmp_path):
             ctx.destroy(linger=0)
         assert during - before < 64, 'server grew from %.0f to %.0f MB' % (before, during)
         assert 'did not present the job\'s credentials' in job.output('server:0')
+        open(os.path.join(str(tmp_path), job.marker + '.go'), 'w').close()
+        job.assert_success()
+        for rank in range(2):
+            assert results(job, 'worker:%d' % rank)[0] == [[3.0 * s] * 5 for s in (1, 2, 3)]
+
+
+def zmtp_plain_connection(endpoint, password, source):
+    """A raw ZMTP 3.0 connection from address ``source`` that logs in with PLAIN and
+    ``password``, so that it can send frames ZeroMQ's own sockets would never let go
+    (a message never finished); None if the node refuses it."""
+    def command(name, data):
+        body = bytes([len(name)]) + name + data
+        return bytes([0x04, len(body)]) + body
+
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(10)
+    sock.connect(endpoint)
+    try:
+        sock.sendall(b'\xff' + bytes(8) + b'\x7f\x03\x00' + b'PLAIN'.ljust(20, b'\0') + bytes(32))
+        sock.sendall(command(b'HELLO', bytes([9]) + b'minigluon' + bytes([len(password)]) +
+                             password))
+        for expected in (b'WELCOME', b'READY'):
+            reply = b''
+            while expected not in reply:   # (the greeting, then a command)
+                chunk = sock.recv(4096)
+                if not chunk or b'ERROR' in reply + chunk:
+                    sock.close()
+                    return None
+                reply += chunk
+            if expected == b'WELCOME':
+                sock.sendall(command(b'INITIATE', bytes([11]) + b'Socket-Type' +
+                                     struct.pack('>I', 6) + b'DEALER'))
+        return sock
+    except OSError:
+        sock.close()
+        return None
+
+
+def test_a_sniffed_password_buys_no_unfinished_message_from_another_host(tmp_path):
+    with Cluster(tmp_path, WORKER, num_workers=2, num_servers=1) as job:
+        wait_for_output(job, ['worker:0', 'worker:1'], 'READY')
+        _, host, port = servers_of(job)[0]
+        server = job.procs['server:0'].pid
+        member = Peer((host, port), job.env['MINIGLUON_PS_SECRET'].encode(),
+                      '127.0.0.1:%d' % job.port,        # (a node's connection, on the wire)
+                      job_nonce=job_nonce_of(job))
+        sniffed = member.sock.getsockopt(zmq.PLAIN_PASSWORD)
+        before = rss_mb(server)
+        sock = zmtp_plain_connection((host, port), sniffed, '127.0.0.2')
+        try:
+            if sock is not None:    # 128 frames of 1 MiB and 500,000 empty ones, unfinished
+                big = b'\x03' + struct.pack('>Q', 1 << 20) + bytes(1 << 20)
+                for _ in range(128):
+                    sock.sendall(big)
+                sock.sendall(b'\x01\x00' * 500000)
+                time.sleep(2)                   # what would arrive has arrived
+        except OSError:
+            pass    # (refused meanwhile)
+        during = rss_mb(server)
+        if sock is not None:
+            sock.close()
+        member.close()
+        assert during - before < 32, 'server grew from %.0f to %.0f MB' % (before, during)
+        assert sock is None
         open(os.path.join(str(tmp_path), job.marker + '.go'), 'w').close()
         job.assert_success()
         for rank in range(2):

@@ -16,7 +16,7 @@ from minigluon.kvstore.transport import wire
 from minigluon.kvstore.transport.wire import Message
 
 from .inproc_cluster import InprocJob
-from .cluster import (Cluster, READY_THEN_WAIT, results, servers_of,
+from .cluster import (Cluster, job_nonce_of, READY_THEN_WAIT, results, servers_of,
                       SHOW_SERVERS, wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
@@ -173,12 +173,12 @@ def unauthenticated(rng, peer, count):
     return sets
 
 
-def fuzz(endpoint, to, secret, job_id, seed, count=10000):
+def fuzz(endpoint, to, secret, job_id, seed, count=10000, job_nonce=None):
     """Send ``count`` malformed authentic and ``count`` unauthenticated messages to the
     node at ``endpoint``, then one with shape [0, 2**63]; returns the refusals that
     came back (by request id)."""
     rng = random.Random(seed)
-    peer = Peer(endpoint, secret, job_id, name='worker:9', to=to)
+    peer = Peer(endpoint, secret, job_id, name='worker:9', to=to, job_nonce=job_nonce)
     try:
         authentic = malformed_authentic(rng, peer, count)
         forged = unauthenticated(rng, peer, count)
@@ -210,9 +210,10 @@ def test_fuzzing_every_listening_role_crashes_nothing_and_the_sums_stay_exact(tm
         _, host, port = servers_of(job)[0]
         secret = job.env['MINIGLUON_PS_SECRET'].encode()
         job_id = '127.0.0.1:%d' % job.port
-        for seed, (endpoint, to) in enumerate([(('127.0.0.1', job.port), 'scheduler'),
-                                                ((host, port), 'server:0')]):
-            refusals = fuzz(endpoint, to, secret, job_id, seed)
+        for seed, (endpoint, to, nonce) in enumerate([
+                (('127.0.0.1', job.port), 'scheduler', None),
+                ((host, port), 'server:0', job_nonce_of(job))]):
+            refusals = fuzz(endpoint, to, secret, job_id, seed, job_nonce=nonce)
             assert 'too large' in refusals[424242], refusals[424242]
             assert len(refusals) > 100          # malformed requests are answered, not dropped
             codes = [p.poll() for p in job.procs.values()]

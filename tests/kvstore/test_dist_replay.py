@@ -12,11 +12,12 @@ import time
 
 import pytest
 
-from .cluster import (alive_with, Cluster, READY_THEN_WAIT, results, ROOT,
+from .cluster import (alive_with, Cluster, job_nonce_of, READY_THEN_WAIT, results, ROOT,
                       servers_of, SHOW_SERVERS, wait_for_output)
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from .peer import Peer  # noqa: E402
+from minigluon.kvstore.transport import session, wire  # noqa: E402
 
 CAPTURE = os.path.join(ROOT, 'tests', 'kvstore', 'capture')
 
@@ -163,3 +164,85 @@ def test_frames_of_another_job_with_the_same_secret_change_nothing(tmp_path):
         assert 'unknown session' in job_b.output('server:0')   # the attack arrived
     finally:
         job_b.close()
+
+
+def test_a_hello_recorded_in_an_earlier_job_on_the_same_port_opens_no_session(tmp_path):
+    # a manual launch started again: the same secret, scheduler address and default job id
+    (tmp_path / 'a').mkdir()
+    (tmp_path / 'b').mkdir()
+    capture_a = tmp_path / 'a.jsonl'
+    job_a = start_job(tmp_path / 'a', capture_a)
+    try:
+        go(job_a)
+        job_a.assert_success()
+    finally:
+        job_a.close()
+    hellos = captured(capture_a, 'worker:0', 'server:0', 'hello')
+    secret = job_a.env['MINIGLUON_PS_SECRET']
+    job_b = start_job(tmp_path / 'b', tmp_path / 'b.jsonl',
+                      env={'MINIGLUON_PS_SECRET': secret, 'DMLC_PS_ROOT_PORT': str(job_a.port)})
+    try:
+        # the connection credentials as a sniffer on that host has them, the hellos as
+        # they were recorded: job A's server granted them a session, job B's must not
+        peer = Peer(server_endpoint(job_b), secret.encode(), '127.0.0.1:%d' % job_a.port,
+                    handshake=False)
+        try:
+            for frames in hellos:
+                peer.send_frames(frames)
+            wait_for_output(job_b, ['server:0'], 'dropped a malformed or unauthenticated',
+                            timeout=10)
+            assert not peer.sock.poll(200), 'a recorded hello was answered with a challenge'
+        finally:
+            peer.close()
+        go(job_b)
+        codes = job_b.wait(60)
+        assert all(c == 0 for c in codes.values()), '%s\n%s' % (codes, job_b.all_output())
+        for rank in range(2):
+            assert results(job_b, 'worker:%d' % rank)[0] == expected_sums()
+    finally:
+        job_b.close()
+
+
+WAITING_WORKER = '''
+import json, os, sys, time
+from minigluon import nd, kv
+store = kv.create('dist_sync')
+r = store.rank
+''' + SHOW_SERVERS + READY_THEN_WAIT + '''store.init('w', nd.zeros((4,)))
+store.push('w', nd.ones((4,)) * (r + 1))
+out = nd.zeros((4,))
+store.pull('w', out=out)
+print('RESULT', json.dumps(out.asnumpy().tolist()))
+'''
+
+
+def test_a_hello_replayed_5000_times_leaves_a_waiting_workers_session_alone(tmp_path):
+    # the workers hold sessions with the server, granted and not yet used (nothing is
+    # sent before the first init), while a hello is replayed on another connection
+    env = {'MINIGLUON_PS_WAIT_TIMEOUT': '15', 'MINIGLUON_PS_TRANSPORT': 'tcp'}
+    with Cluster(tmp_path, WAITING_WORKER, num_workers=2, num_servers=1, env=env) as job:
+        wait_for_output(job, ['worker:0', 'worker:1'], 'READY')
+        endpoint = server_endpoint(job)
+        secret = job.env['MINIGLUON_PS_SECRET'].encode()
+        job_id = '127.0.0.1:%d' % job.port
+        # a hello as a sniffer saw it on the wire, answered once already
+        nonce = session.new_nonce()
+        attacker = Peer(endpoint, secret, job_id, handshake=False, job_nonce=job_nonce_of(job))
+        hello = wire.encode(attacker.job_key, wire.Message(
+            'hello', 'worker:1', to='server:0', body={'nonce': nonce.hex()}))
+        sids = []
+        try:
+            for _ in range(5000):
+                attacker.send_frames(hello)
+            deadline = time.monotonic() + 20
+            while len(sids) < 5000 and attacker.sock.poll(1000) and \
+                    time.monotonic() < deadline:
+                challenge = wire.decode(attacker.job_key, attacker.sock.recv_multipart())
+                sids.append(challenge.body['sid'])
+        finally:
+            attacker.close()
+        go(job)
+        job.assert_success(60)
+        for rank in range(2):
+            assert results(job, 'worker:%d' % rank)[0] == [3.0] * 4
+        assert len(sids) > 100 and len(set(sids)) == 1   # answered, one session granted

@@ -1,9 +1,12 @@
 """--launcher local with real processes: identities, output, exit statuses, shutdown."""
+import json
 import os
 import re
 import signal
 import subprocess
 import time
+
+from minigluon import nd, optimizer
 
 from .helpers import (DIES_ONCE, SHOW_IDENTITY, LiveLauncher, command_lines, identities,
                       leftovers, new_marker, py, run_launcher, worker_lines)
@@ -206,4 +209,75 @@ def test_when_the_restarts_are_spent_the_next_failure_stops_the_job(marker, tmp_
     assert time.monotonic() - started < 10
     assert 'restart 1 of 1' in result.stderr
     assert 'worker 1 on this host failed first, with exit status 137' in result.stderr
+    assert leftovers(marker) == []
+
+
+# Every process prints its role and pid first (a scheduler or server then serves on
+# `import minigluon`); each worker pushes and pulls a step at a time, with a barrier.
+TRAINS = '''
+import json, os, time
+print('PID', os.environ['DMLC_ROLE'], os.getpid(), flush=True)
+import minigluon
+from minigluon import kv, nd
+store = kv.create('dist_sync')
+store.init('w', nd.zeros((3,)))
+for step in range(30):
+    store.push('w', nd.ones((3,)) * (store.rank + 1) * (step + 1))
+    w = nd.zeros((3,))
+    store.pull('w', out=w)
+    print('STEP', step, flush=True)
+    store.barrier()
+    time.sleep(0.05)
+print('RESULT', json.dumps(w.asnumpy().tolist()), flush=True)
+store.close()
+'''
+
+
+def test_max_restarts_starts_a_killed_scheduler_again_and_the_job_finishes(marker):
+    launcher = LiveLauncher(['-n', '2', '-s', '1', '--max-restarts', '1',
+                             '--env', 'PS_HEARTBEAT_INTERVAL=0.2',
+                             '--env', 'PS_HEARTBEAT_TIMEOUT=2', *py(TRAINS, marker)])
+    seen = launcher.wait_for(lambda line: line.startswith('[scheduler] PID '))
+    scheduler = int(next(line for line in seen
+                         if line.startswith('[scheduler] PID ')).split()[-1])
+    launcher.wait_for(lambda line: line.startswith('[worker 1] STEP 5'))
+    os.kill(scheduler, signal.SIGKILL)
+    lines = launcher.wait_for(lambda line: ' RESULT ' in line, count=2, timeout=60)
+    assert launcher.finish(30) == 0, launcher.stderr
+    # the last round's sum, (1 + 2) * 30, on both workers
+    assert sorted(line for line in lines if ' RESULT ' in line) == \
+        ['[worker 0] RESULT [90.0, 90.0, 90.0]', '[worker 1] RESULT [90.0, 90.0, 90.0]']
+    assert ('scheduler on this host ended with exit status 137 (killed by SIGKILL); starting '
+            'it again (restart 1 of 1)') in launcher.stderr
+    assert leftovers(marker) == []
+
+
+# As TRAINS, with the optimizer on the servers (its momentum lives only there).
+TRAINS_SGD = TRAINS.replace(
+    "store.init('w', nd.zeros((3,)))",
+    "store.init('w', nd.zeros((3,)))\n"
+    "store.set_optimizer(minigluon.optimizer.SGD(learning_rate=0.1, momentum=0.9))")
+
+
+def test_with_replication_a_killed_server_is_survived_with_the_weights_of_an_undisturbed_run(
+        marker):
+    launcher = LiveLauncher(['-n', '2', '-s', '2', '--max-restarts', '1', '--replication',
+                             '--env', 'PS_HEARTBEAT_INTERVAL=0.2',
+                             '--env', 'PS_HEARTBEAT_TIMEOUT=2', *py(TRAINS_SGD, marker)])
+    seen = launcher.wait_for(lambda line: line.startswith('[server 0] PID '))
+    server = int(next(line for line in seen if line.startswith('[server 0] PID ')).split()[-1])
+    launcher.wait_for(lambda line: line.startswith('[worker 1] STEP 5'))
+    os.kill(server, signal.SIGKILL)
+    lines = launcher.wait_for(lambda line: ' RESULT ' in line, count=2, timeout=60)
+    assert launcher.finish(30) == 0, launcher.stderr
+    # what the servers' SGD makes of the 30 rounds' sums, (1 + 2) * (step + 1)
+    updater, weight = optimizer.Updater(optimizer.SGD(learning_rate=0.1, momentum=0.9)), \
+        nd.zeros((3,))
+    for step in range(30):
+        updater(0, nd.ones((3,)) * 3 * (step + 1), weight)
+    expected = json.dumps(weight.asnumpy().tolist())
+    assert sorted(line for line in lines if ' RESULT ' in line) == \
+        ['[worker 0] RESULT ' + expected, '[worker 1] RESULT ' + expected]
+    assert 'starting it again (restart 1 of 1)' in launcher.stderr
+    assert 'takes over its keys' in launcher.stderr
     assert leftovers(marker) == []

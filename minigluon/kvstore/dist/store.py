@@ -19,6 +19,8 @@ twice.
 import atexit
 import json
 import sys
+import threading
+import time
 from collections import namedtuple
 
 import numpy as np
@@ -39,6 +41,8 @@ from .messages import (PullTarget, ReadAhead, batched, merge_pushes, pull_traffi
                        pull_what, write_parts)
 
 _KeyMeta = namedtuple('_KeyMeta', 'shape dtype parts')
+# How many pushes of one key are kept at most for a fail-over (see ``_keep``).
+_KEPT_PUSHES = 8
 def _pull_parts(key, meta, body, target):
     """The items (see ``batched``) asking for every part of ``key`` for ``target``."""
     return [(part, key, body, None, (part.stop - part.start) * meta.dtype.itemsize, target)
@@ -71,6 +75,12 @@ class DistKVStore(KVStoreBase):
         self._closed = False
         self._node = WorkerNode(cfg)
         self._customer = self._node.customer
+        # with replication (ps/replica.py): the pushes of each key that no server may have
+        # made durable yet, sent again if their server dies: {key: {number: [item]}}
+        self._kept = {} if cfg.replication else None
+        self._kept_lock = threading.Lock()
+        self._released = False        # a release was sent after the last held push
+        self._node.on_reroute = self._reroute
         self._barriers = self._node.book.get('barriers', 0)  # how many this rank has entered
         profiler.set_process_name('worker %d' % self.rank)
         atexit.register(self.close)
@@ -147,8 +157,12 @@ class DistKVStore(KVStoreBase):
     def _to_every_server(self, make_message, what):
         """Send one message to each server and wait for their responses."""
         servers = self._node.servers
-        ticket = self._customer.new_request(
-            [('server:%d' % r, make_message(r)) for r in servers], what)
+        requests = []
+        for r in servers:
+            msg = make_message(r)
+            msg.body = dict(msg.body or {}, range=r)  # (one server may serve several ranks)
+            requests.append(('server:%d' % r, msg))
+        ticket = self._customer.new_request(requests, what)
         return dict(zip(servers, self._customer.wait(ticket)))
 
     # ---- the API -------------------------------------------------------------------------
@@ -175,8 +189,8 @@ class DistKVStore(KVStoreBase):
             for part in parts:
                 arrays = [flat[part.start:part.stop]] if self.rank == 0 else []
                 requests.append(('server:%d' % part.server,
-                                 Message('init', '', key=k, part=part.index, body=body,
-                                         arrays=arrays)))
+                                 Message('init', '', key=k, part=part.index,
+                                         body=dict(body, range=part.server), arrays=arrays)))
         what = 'init of key %s' % ', '.join(repr(k) for k in new)
         try:
             replies = self._customer.wait(self._customer.new_request(requests, what),
@@ -240,6 +254,9 @@ class DistKVStore(KVStoreBase):
                 if hold:
                     body = dict(body, hold=True)
                 items.append((part, k, dict(body, n=number), data, data.nbytes))
+        if hold:
+            self._released = False
+        on_done = self._keep(items, borrowed)
         for k in keys:
             self._pushes[k] += 1
             ahead = self._ahead.pop(k, None)
@@ -251,7 +268,7 @@ class DistKVStore(KVStoreBase):
         # (pushes waiting while the I/O thread is busy leave together: see ps/customer.py)
         self._customer.new_request(requests, 'push of key %s' % ', '.join(map(repr, keys)),
                                    detached=True, copy_arrays=borrowed,
-                                   merge=self._merge_pushes)
+                                   merge=self._merge_pushes, on_done=on_done)
         if start is not None:
             profiler.record_range(start, 'kvstore', 'push', {
                 'keys': keys, 'bytes': sum(item[4] for item in items), 'messages': len(requests)})
@@ -274,6 +291,7 @@ class DistKVStore(KVStoreBase):
 
         def send():  # (on the I/O thread, or here when nothing is in flight)
             requests = [('server:%d' % r, Message('release', '')) for r in self._node.servers]
+            self._released = True
             self._customer.new_request(requests, 'release of the step', detached=True)
         self._customer.after_detached(send)
 
@@ -294,6 +312,7 @@ class DistKVStore(KVStoreBase):
             raise MXNetError('kvstore.pull needs out=NDArray (or a list of them)')
         start = profiler.now_if_recording()
         items, targets = self._pull_items(key, out)
+        asked = self._rounds_asked(targets)
         items = [item for item in items if not self._read_out(item)]
         # items for one server share messages (their replies come as one)
         batches = batched('pull', items, self._batch_bytes)
@@ -304,6 +323,7 @@ class DistKVStore(KVStoreBase):
             write_parts(group, self._customer.wait(ticket)[0])
         for target in targets:
             target.finish()
+        self._durable(asked)
         if start is not None:
             profiler.record_range(start, 'kvstore', 'pull', pull_traffic(items, batches))
 
@@ -357,6 +377,7 @@ class DistKVStore(KVStoreBase):
         self._check_usable()
         start = profiler.now_if_recording()
         items, targets = self._pull_items(key, out)
+        asked = self._rounds_asked(targets)
         batches = batched('pull', items, self._batch_bytes)
         pending = _PendingPull(self._customer)
 
@@ -370,6 +391,7 @@ class DistKVStore(KVStoreBase):
                         write_parts(group, reply)
                     for target in targets:
                         target.finish()
+                    self._durable(asked)
             except Exception as exc:  # pylint: disable=broad-except
                 pending.error = exc
             for reply in ticket.responses:  # (views of shared memory: let them go)
@@ -381,6 +403,63 @@ class DistKVStore(KVStoreBase):
             profiler.record_range(start, 'kvstore', 'pull request',
                                   pull_traffic(items, batches))
         return pending
+
+    # ---- a dead server's keys served by its backup (ps/replica.py) ------------------------
+    def _keep(self, items, borrowed):
+        """Keep the push ``items`` until no server can lose them; returns the push's
+        ``on_done`` (dist_async: a push acknowledged is held by the backup too)."""
+        if self._kept is None:
+            return None
+        if borrowed:  # (the caller may change its arrays as soon as push returns)
+            items = [item[:3] + (item[3].copy(),) + item[4:] for item in items]
+        done = []
+        with self._kept_lock:
+            for item in items:
+                numbers = self._kept.setdefault(item[1], {})
+                numbers.setdefault(item[2]['n'], []).append(item)
+                done.append((item[1], item[2]['n']))
+                while len(numbers) > _KEPT_PUSHES:  # (a key pushed again and again unpulled)
+                    del numbers[min(numbers)]
+        if self._sync:
+            return None  # (kept until a pull shows its round durable: see _durable)
+
+        def acknowledged(ticket):
+            with self._kept_lock:
+                for key, number in done:
+                    self._kept.get(key, {}).pop(number, None)
+        return acknowledged
+
+    def _rounds_asked(self, targets):
+        """{key: the rounds a pull of it asks for} (see ``_durable``)."""
+        return None if self._kept is None else {t.key: self._pushes[t.key] for t in targets}
+
+    def _durable(self, asked):
+        """A pull got the values after ``asked`` = {key: rounds}: the servers hold those
+        rounds twice (dist_sync answers a pull only then), so their pushes may go."""
+        if self._kept is None or not self._sync:
+            return
+        with self._kept_lock:
+            for key, rounds in asked.items():
+                numbers = self._kept.get(key)
+                for number in [n for n in numbers or () if n < rounds]:
+                    del numbers[number]
+
+    def _reroute(self, rank):
+        """Server rank ``rank``'s keys moved to another server (on the I/O thread): send it
+        the pushes kept for them, then again every request the dead one left unanswered,
+        and this worker's release if one was made since its last held push."""
+        dest = 'server:%d' % rank
+        with self._kept_lock:
+            items = [item for key in self._kept for number in sorted(self._kept[key])
+                     for item in self._kept[key][number] if item[0].server == rank]
+        if items:  # (not merged: nothing queued may overtake them)
+            requests = [(d, msg) for d, msg, _ in batched('push', items, self._batch_bytes)]
+            self._customer.new_request(requests, 'push again of key %s' % ', '.join(
+                sorted(set(repr(item[1]) for item in items))), detached=True)
+        self._customer.resend(dest, drop=lambda msg: msg.cmd in ('push', 'release'))
+        if self._released:
+            self._customer.new_request([(dest, Message('release', ''))],
+                                       'release of the step', detached=True)
 
     def allreduce(self, key, value, out=None, average=False):
         """Sum ``value`` over every device of every worker into ``out`` (minigluon extension).
@@ -399,13 +478,16 @@ class DistKVStore(KVStoreBase):
                 o[:] = o / self.num_workers
 
     def set_optimizer(self, optimizer):
-        """Ship the optimizer to the servers (from worker 0) as its name + JSON parameters."""
+        """Ship the optimizer to the servers (from worker 0) as its name + JSON parameters.
+        Every worker returns once every server holds an optimizer (as in MXNet), so a push
+        right after it never reaches a server before the optimizer."""
         self._check_usable()
         if not isinstance(optimizer, Optimizer):
             raise MXNetError('set_optimizer needs an Optimizer, got %s'
                              % type(optimizer).__name__)
         self._optimizer = optimizer
         if self.rank != 0:
+            self._wait_for_optimizer()
             return
         config = optimizer.to_config()
         try:
@@ -422,6 +504,28 @@ class DistKVStore(KVStoreBase):
                 'mults': [[encode_key(k), lr, wd] for k, (lr, wd) in mults.items()
                           if isinstance(k, (int, str))]}
         self._to_every_server(lambda _: Message('set_optimizer', '', body=body), 'set_optimizer')
+
+    def _wait_for_optimizer(self):
+        """Return once every server holds an optimizer (worker 0's set_optimizer sends it),
+        asking them again after a growing pause; bounded by MINIGLUON_PS_WAIT_TIMEOUT."""
+        timeout = self._node.cfg.wait_timeout
+        deadline = time.monotonic() + timeout
+        pause = 0.002
+        while True:
+            replies = self._to_every_server(lambda _: Message('get_optimizer', ''),
+                                            'set_optimizer')
+            without = [r for r, reply in replies.items()
+                       if (reply.body or {}).get('config') is None]
+            if not without:
+                return
+            if time.monotonic() > deadline:
+                raise MXNetError('set_optimizer on worker %d: server %s got no optimizer from '
+                                 'worker 0 within %g s (MINIGLUON_PS_WAIT_TIMEOUT); worker 0 '
+                                 'sends it, so it must call set_optimizer too (every worker '
+                                 'does, as in MXNet) and not wait for this worker first'
+                                 % (self.rank, ', '.join(map(str, without)), timeout))
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
 
     def set_gradient_compression(self, compression_params):
         """2-bit compression of pushes, with the residual kept on this worker."""

@@ -6,6 +6,14 @@ error naming the variable, the value seen and what is expected. Besides MXNet's
 job's secret; ``MINIGLUON_PS_JOB_ID``, the job's id, which every session is bound
 to (the launcher sets a random one; default: the scheduler's address and port);
 ``MINIGLUON_PS_ENCRYPT``, ``plain`` (default) or ``curve`` (gate.py).
+
+The default job id is the same for a manual launch started again with the same secret
+and scheduler address, so it is not what keeps two such jobs apart: sessions between
+servers and workers are bound as well to a nonce every scheduler draws at start and
+hands out in the address book (van.bind_to_job). Only connections to the scheduler
+cannot be: a node reaches it knowing nothing but the environment. A hello recorded
+there in an earlier job earns a challenge that only the secret answers (set
+MINIGLUON_PS_JOB_ID to a fresh value per job to close even that).
 """
 import os
 import stat
@@ -26,10 +34,14 @@ TRANSPORT_ENV = 'MINIGLUON_PS_TRANSPORT'
 TRANSPORTS = ('auto', 'shm', 'tcp')
 # Binds every session to one job, so that two jobs sharing a secret cannot replay into
 # each other: the launcher sets a random one; manual launches may (default: the
-# scheduler's address, which no two running jobs share).
+# scheduler's address, which no two running jobs share; a job started again there is
+# kept apart by its scheduler's nonce, see above).
 JOB_ID_ENV = 'MINIGLUON_PS_JOB_ID'
 # 'curve': every connection encrypted and authenticated by CurveZMQ (gate.py)
 ENCRYPT_ENV = 'MINIGLUON_PS_ENCRYPT'
+# 1: every server's keys are also held by the next server (its backup), so a dead server's
+# keys live on there and the job goes on (ps/replica.py); needs two servers or more
+REPLICATION_ENV = 'PS_REPLICATION'
 
 
 # Arrays of at least this many elements are sliced over every server. MXNet's default
@@ -154,6 +166,7 @@ class Config:
     shm_bytes: int = 128 << 20           # each shared-memory ring (sparse: used pages only)
     job_id: str = ''                     # MINIGLUON_PS_JOB_ID, or the scheduler's address
     encrypt: str = 'plain'               # 'plain' or 'curve'
+    replication: bool = False            # PS_REPLICATION: keys on a primary and a backup
     # an in-process network (transport/inproc.py) whose nodes are threads of one process
     # (tests); None: ZeroMQ between processes
     hub: object = None
@@ -205,6 +218,7 @@ class Config:
             shm_bytes=_int(env, 'MINIGLUON_PS_SHM_BYTES', 128 << 20, minimum=1 << 20),
             job_id=_get(env, JOB_ID_ENV, ''),
             encrypt=_get(env, ENCRYPT_ENV, 'plain'),
+            replication=_flag(env, REPLICATION_ENV),
         )
         if cfg.transport not in TRANSPORTS:
             raise ConfigError('environment variable %s=%r must be one of %s'
@@ -229,6 +243,10 @@ class Config:
         if cfg.server_id is not None and cfg.server_id >= cfg.num_server:
             raise ConfigError('DMLC_SERVER_ID=%d is out of range for DMLC_NUM_SERVER=%d'
                               % (cfg.server_id, cfg.num_server))
+        if cfg.replication and cfg.num_server < 2:
+            raise ConfigError('%s=1 keeps each server\'s keys on a second server as well, so it '
+                              'needs DMLC_NUM_SERVER of 2 or more (it is %d)'
+                              % (REPLICATION_ENV, cfg.num_server))
         if cfg.heartbeat_timeout <= cfg.heartbeat_interval:
             raise ConfigError('PS_HEARTBEAT_TIMEOUT (%g s) must exceed PS_HEARTBEAT_INTERVAL '
                               '(%g s)' % (cfg.heartbeat_timeout, cfg.heartbeat_interval))

@@ -18,6 +18,7 @@ import threading
 import time
 
 from ...base import MXNetError
+from ..transport.wire import Message
 from .node import ClusterError
 
 
@@ -29,7 +30,7 @@ class Ticket:
         self.what = what
         self.on_done = on_done        # called on the I/O thread with the last response
         self.responses = [None] * count
-        self.unanswered = {}          # request id -> (slot in responses, destination)
+        self.unanswered = {}          # request id -> (slot in responses, destination, Message)
         self.done = threading.Event()
         self.detached = detached
         if not count:
@@ -91,7 +92,7 @@ class Customer:
         ticket = Ticket(what, len(requests), detached, on_done)
         for slot, (dest, msg) in enumerate(requests):
             msg.req = next(self._request_ids)
-            ticket.unanswered[msg.req] = (slot, dest)
+            ticket.unanswered[msg.req] = (slot, dest, msg)
             self._open[msg.req] = ticket
         if merge is not None:
             self._enqueue(requests, merge, copy_arrays)
@@ -122,6 +123,10 @@ class Customer:
             if self._queue is queue:
                 self._queue = None
         for dest, messages in queue.messages.items():
+            # (a request answered meanwhile was lost with its destination: see ``resend``)
+            messages = [m for m in messages if m.req in self._open]
+            if not messages:
+                continue
             merged = queue.merge(dest, messages) if len(messages) > 1 else \
                 [(messages[0], messages)]
             for msg, carried in merged:
@@ -141,7 +146,7 @@ class Customer:
         ticket = self._open.pop(req, None)
         if ticket is None:
             return  # an answer to a request nobody waits for any more
-        slot, _ = ticket.unanswered.pop(req)
+        slot = ticket.unanswered.pop(req)[0]
         ticket.responses[slot] = msg
         if ticket.detached and msg.err and note_error:
             self._detached_errors.append(msg.err)
@@ -151,6 +156,31 @@ class Customer:
             ticket.done.set()
             if ticket.detached and self._after:
                 self._answered(ticket)
+
+    def resend(self, dest, drop=None):
+        """Send every request to ``dest`` that is still unanswered again, under its request
+        id (on the I/O thread, once the process that was ``dest`` is gone and another took
+        its place: the lost one will never answer). ``drop(msg)``: whether to answer a
+        request here as done instead (pushes, which the caller sends again its own way).
+        A request whose arrays went through shared memory towards the lost process cannot
+        be sent again, and is answered with an error saying so."""
+        for ticket in {id(t): t for t in list(self._open.values())}.values():
+            for req, (_, to, msg) in list(ticket.unanswered.items()):
+                if to != dest:
+                    continue
+                if drop is not None and drop(msg):
+                    self._answer(req, Message('reply', dest, req=req), note_error=False)
+                elif msg.shm is not None:
+                    self._answer(req, Message('reply', dest, req=req, err='%s to %s was lost '
+                                            'with that process; make the call again'
+                                            % (msg.cmd, dest)), note_error=True)
+                else:
+                    self._van.send(dest, Message(msg.cmd, '', req=req, key=msg.key,
+                                               part=msg.part, body=msg.body,
+                                               arrays=msg.arrays))
+        for merged in [m for m, carried in self._merged.items()
+                       if all(req not in self._open for req in carried)]:
+            del self._merged[merged]
 
     def after_detached(self, callback):
         """Call ``callback()`` once every detached request sent so far is answered: at
@@ -189,7 +219,7 @@ class Customer:
             if self._failure():
                 break
             if time.monotonic() > deadline:
-                silent = sorted(set(dest for _, dest in list(ticket.unanswered.values())))
+                silent = sorted(set(entry[1] for entry in list(ticket.unanswered.values())))
                 raise ClusterError('%s: %s got no answer from %s within %.0f s'
                                    % (self._van.name, ticket.what, ', '.join(silent), timeout))
         if self._failure():

@@ -14,18 +14,23 @@ index at all) and gives it the rank under a new name, 'worker:1.1', with
 thought alive means that one died (the launcher restarted it): it is replaced at
 once. Barriers are numbered; a dead worker's arrival at the open barrier still
 counts, and a replacement repeating a barrier already passed passes it at once.
-A replacement that does not come in time, a dead server, or a dead scheduler stop
-the job as before.
+A replacement that does not come in time stops the job. A dead server stops it too,
+unless ``PS_REPLICATION`` gave its keys a live backup, which then serves them
+(failover.py). A scheduler started again on the same address rebuilds the job from
+its live nodes (rebuild.py).
 """
 import threading
 import time
 
+from .failover import ServerFailover
 from .node import describe, node_name, open_transport, setup_logging
+from .rebuild import Rebuild
+from ..transport.session import new_nonce
 from ..transport.van import log, resolve
 from ..transport.wire import Message
 
 
-class Scheduler:
+class Scheduler(ServerFailover, Rebuild):
     """The scheduler node: registers servers and workers, gives out ranks and addresses,
     runs barriers, and watches heartbeats so a lost node stops the job loudly.
     """
@@ -47,8 +52,14 @@ class Scheduler:
         self.failure = None         # why the job stopped, when it failed
         self.done = threading.Event()
         self._last_words = []       # (name, Message): what must arrive before the end
+        # drawn afresh for every job (a restarted scheduler takes the job's from the nodes'
+        # books): servers and workers bind their sessions to it (van.bind_to_job), so no
+        # other job's recorded hello opens one
+        self.job_nonce = new_nonce().hex()
         self._handlers = {'register': self._on_register, 'heartbeat': self._on_heartbeat,
                           'barrier': self._on_barrier, 'finish': self._on_finish}
+        self._init_failover()
+        self._init_rebuild()
 
     def run(self):
         """Serve until the job ends; returns the process exit status."""
@@ -87,6 +98,9 @@ class Scheduler:
     def _on_register(self, msg):
         body = msg.body or {}
         role = body.get('role')
+        if role in ('server', 'worker') and isinstance(body.get('rejoin'), dict):
+            self._on_rejoin(msg, body)  # a node of the job, whose scheduler was restarted
+            return
         if role not in ('server', 'worker') or \
                 any(p['temp'] == msg.src for p in self.pending + list(self.nodes.values())):
             return  # malformed or repeated registration
@@ -100,8 +114,12 @@ class Scheduler:
                  'port': body.get('port'), 'pid': body.get('pid'),
                  'hostname': body.get('hostname')}
         if self.nodes:
+            if self._hold(entry):
+                return
             if self.elastic and role == 'worker':
                 self._replace(entry)
+            elif self.cfg.replication and role == 'server':
+                self._add_server(entry)
             return  # late: the job has formed
         if self.elastic and role == 'worker' and entry['id'] is not None:
             # a worker that died before the job formed, restarted by the launcher
@@ -158,14 +176,20 @@ class Scheduler:
                      lost_since=None)
             self.nodes[p['name']] = p
         self.book = {'servers': [[p['rank'], p['host'], p['port']] for p in servers],
-                     'num_workers': self.cfg.num_worker, 'num_servers': self.cfg.num_server}
-        for p in servers + workers:
+                     'num_workers': self.cfg.num_worker, 'num_servers': self.cfg.num_server,
+                     'job_nonce': self.job_nonce}
+        self._plan_backups(servers)
+        for p in servers:
+            self._send_book(p, **self._server_book(p))
+        for p in workers:
             self._send_book(p)
         if self.cfg.verbose:
             log.info('scheduler: the job is up: %d servers, %d workers', len(servers), len(workers))
 
     def _send_book(self, entry, **extra):
-        body = dict(self.book, rank=entry['rank'], name=entry['name'], **extra)
+        # ('shared': the fields of the job's book, which a restarted scheduler takes back)
+        body = dict(self.book, rank=entry['rank'], name=entry['name'], shared=sorted(self.book),
+                    **extra)
         self.van.send(entry['temp'], Message('book', '', body=body))
         self.van.alias(entry['name'], entry['temp'])
 
@@ -197,7 +221,7 @@ class Scheduler:
         self.nodes[entry['name']] = entry
         barrier = self.barriers.get('worker', {'passed': 0, 'arrived': {}})
         entered = barrier['passed'] + (('worker', entry['rank']) in barrier['arrived'])
-        self._send_book(entry, recovery=True, barriers=entered)
+        self._send_book(entry, recovery=True, barriers=entered, passed=barrier['passed'])
         log.warning('scheduler: worker %d has a new process: pid %s on %s joins as %s (restart '
                     '%d of this rank); the old one, pid %s, was last heard from %.1f s before',
                     entry['rank'], entry['pid'], entry['hostname'], entry['name'],
@@ -246,6 +270,10 @@ class Scheduler:
                                 'with its rank (PS_WORKER_RECOVERY_TIMEOUT)', describe(node),
                                 why, self.cfg.recovery_timeout)
                     self._lose(node, why)
+                    continue
+                if node['role'] == 'server' and self._fail_over(node, 'stopped sending '
+                                                                'heartbeats %.0f s ago'
+                                                                % (now - node['last_seen'])):
                     continue
                 self._declare_dead(node, now - node['last_seen'])
                 return
@@ -319,25 +347,45 @@ class Scheduler:
                                                         barrier['passed'])))
             return
         if number < barrier['passed']:  # a replacement repeating one its predecessor passed
-            self.van.send(msg.src, Message('barrier_done', '', req=msg.req))
+            self.van.send(msg.src, Message('barrier_done', '', req=msg.req,
+                                           body={'passed': barrier['passed']}))
             return
         if not barrier['arrived']:
             barrier['since'] = time.monotonic()
         barrier['arrived'][node['role'], node['rank']] = (msg.src, msg.req)
-        if len(barrier['arrived']) == len(self._group(group)):
-            arrived, barrier['arrived'] = barrier['arrived'], {}
-            barrier['passed'] += 1
-            for name, req in arrived.values():
-                if name in self.nodes:  # (not a dead worker's arrival)
-                    self.van.send(name, Message('barrier_done', '', req=req))
+        self._complete_barrier(group, barrier)
+
+    def _complete_barrier(self, group, barrier):
+        if len(barrier['arrived']) >= len(self._group(group)):
+            self._pass_barrier(barrier)
+
+    def _pass_barrier(self, barrier):
+        """Pass the open barrier: answer whoever waits in it."""
+        arrived, barrier['arrived'] = barrier['arrived'], {}
+        barrier['passed'] += 1
+        for name, req in arrived.values():
+            # (not a dead worker's arrival, nor one a restarted scheduler was told of)
+            if name in self.nodes and req is not None:
+                # (the count: a scheduler started again asks the workers for it)
+                self.van.send(name, Message('barrier_done', '', req=req,
+                                            body={'passed': barrier['passed']}))
 
     def _on_finish(self, msg):
         if msg.src not in self.nodes:
             return
         self.finished.add(msg.src)
+        news = self._news()  # (every node keeps it, for a scheduler started again)
+        for name, node in self.nodes.items():
+            if name not in self.finished and node['temp'] is not None:
+                self.van.send(name, Message('heartbeat_ack', '', body=news))
         self._say_last(msg.src, Message('reply', '', req=msg.req))
+        self._end_if_finished()
+
+    def _end_if_finished(self):
+        if any(self.nodes[n].get('placeholder') for n in self._group('server')):
+            return  # (a server not back after a restart would never hear the end)
         workers = self._group('worker')
-        if all(w in self.finished for w in workers):
+        if self.exit_code is None and all(w in self.finished for w in workers):
             for name in self._group('server'):
                 self._say_last(name, Message('terminate', ''))
                 self.finished.add(name)

@@ -32,9 +32,10 @@ import numpy as np
 from ... import profiler
 from ...context import cpu
 from ...ndarray.ndarray import NDArray
-from ...optimizer import SGD, Optimizer, Updater
+from ...optimizer import Optimizer, Updater
 from .. import compression
 from .node import Node, node_name, parse_name
+from .replica import KeyRange, Replication
 from ..transport.van import log
 from ..transport.wire import Message, WireError, decode_key
 
@@ -62,14 +63,16 @@ class _Slot:
     """One part of one key held by this server."""
     __slots__ = ('stored', 'previous', 'shape', 'plain', 'round', 'contributions',
                  'received', 'pulls', 'early_acks', 'round_started', 'held', 'released',
-                 'released_by')
+                 'released_by', 'range', 'durable')
 
-    def __init__(self, stored, shape, plain=False):
+    def __init__(self, stored, shape, plain, key_range):
+        self.range = key_range        # the replica.KeyRange it belongs to (its optimizer)
         self.plain = plain            # sum only, never the optimizer (kv.allreduce keys)
         self.stored = stored          # the value (weights when an optimizer is set)
         self.previous = None          # the value before the last round (when kept)
         self.shape = shape            # the whole key's shape and dtype, for checks
         self.round = 0                # completed rounds
+        self.durable = 0              # rounds the backup holds too (pulls wait for them)
         self.contributions = {}       # round -> {rank: pushed value}, rounds not complete
         self.received = {}            # rank -> pushes held from it (the next one's number)
         self.pulls = []               # (src, req, rounds it waits for)
@@ -112,15 +115,13 @@ def _sum_by_rank(values, alloc):
     return total
 
 
-class Server(Node):
+class Server(Replication, Node):
     role = 'server'
 
     def __init__(self, cfg):
         super().__init__(cfg, listen=True)
-        self.slots = {}
+        self.slots = {}               # (key, part) -> _Slot, of every range served here
         self.pending_inits = {}       # (key, part) -> [(src, req, decl)] before rank 0's init
-        self.updater = None
-        self.mults = {}               # key -> (lr_mult, wd_mult)
         self.sync = True
         self.incarnations = {}        # worker rank -> its process: 0, then 1, 2, ...
         self.awaited = {}             # rank -> since when others waited for its replacement
@@ -128,6 +129,7 @@ class Server(Node):
         self.done = threading.Event()
         self.exit_code = None
         self.van.share_values()   # the values workers pull: written once, read by each
+        self.van.both_ways = ('server:',)  # (a server and its backup may be each other's)
         self._handlers.update({'init': self._on_init, 'push': self._on_push,
                                'pull': self._on_pull, 'release': self._on_release,
                                'set_optimizer': self._on_set_optimizer,
@@ -135,6 +137,7 @@ class Server(Node):
                                'save_states': self._on_save_states,
                                'load_states': self._on_load_states,
                                'terminate': self._on_terminate})
+        self._init_replication()
 
     def run(self):
         """Serve until the scheduler ends the job; returns the exit status."""
@@ -152,6 +155,14 @@ class Server(Node):
     def on_failure(self):
         self.exit_code = 1
         self.done.set()
+
+    def _on_book(self, msg):
+        body = msg.body or {}
+        for rank in body.get('serves', [body.get('rank')]):  # (before the messages that
+            self.ranges.setdefault(rank, KeyRange(rank))      # waited for the book)
+        super()._on_book(msg)
+        # (once named and bound to the job: a copy of what came meanwhile goes too)
+        self._attach_backup(body.get('backup'))
 
     def _on_terminate(self, msg):
         if self.cfg.verbose:
@@ -209,6 +220,19 @@ class Server(Node):
     def _rank(msg):
         ident = parse_name(msg.src)
         return ident[1] if ident is not None and ident[0] == 'worker' else None
+
+    def _range(self, msg):
+        """The KeyRange a request names (``body['range']``: the server rank the worker
+        placed it on), which must be served here."""
+        rank = (msg.body or {}).get('range', self.my_rank)
+        key_range = self.ranges.get(rank)
+        if key_range is None:
+            raise ValueError('%s does not serve the keys of server rank %r' % (self.van.name,
+                                                                               rank))
+        return key_range
+
+    def _new_slot(self, stored, decl, plain, key_range):
+        return _Slot(stored, decl, plain, key_range)
 
     def _slot(self, msg):
         slot = self.slots.get((msg.key, msg.part))
@@ -307,8 +331,11 @@ class Server(Node):
             if len(msg.arrays) != 1:
                 self._reply(msg, err='init from worker 0 must carry the value')
                 return
-            slot = self.slots[where] = _Slot(np.array(msg.arrays[0]), decl,
-                                             plain=bool(body.get('plain')))
+            key_range = self._range(msg)
+            slot = self._new_slot(np.array(msg.arrays[0]), decl, bool(body.get('plain')),
+                                  key_range)
+            self.slots[where] = key_range.slots[where] = slot
+            self._replicate_init(msg.key, msg.part, slot)
             self._answer_init(msg.src, msg.req, msg.key, msg.part, slot, decl)
             for src, req, other in self.pending_inits.pop(where, []):
                 self._answer_init(src, req, msg.key, msg.part, slot, other)
@@ -364,14 +391,15 @@ class Server(Node):
             self._reply(msg, err=str(exc))
             return
         if not (self.sync or slot.plain):
-            if self.updater is None:
+            if slot.range.updater is None:
                 self._reply(msg, err="dist_async applies every push as it arrives and needs an "
                                      "optimizer: call kv.set_optimizer(...) or train through a "
                                      "gluon.Trainer with update_on_kvstore=True")
                 return
             self._apply(msg.key, msg.part, slot, value)
             slot.received[rank] = number + 1
-            self._reply(msg)
+            self._replicate_push(msg.key, msg.part, slot, rank, number, value,
+                                 lambda: self._reply(msg))
             return
         slot.received[rank] = number + 1
         if (msg.body or {}).get('hold'):
@@ -394,19 +422,26 @@ class Server(Node):
             if self.awaited:
                 self._note_resumed()
             before = slot.stored
-            self._apply(key, part, slot, _sum_by_rank(values, self._new_value))
+            total = _sum_by_rank(values, self._new_value)
+            self._replicate_round(key, part, slot, total)
+            self._apply(key, part, slot, total)
             if self.keep_previous:
                 slot.previous = before
             slot.round += 1
             slot.round_started = time.monotonic() if slot.round in slot.contributions else None
-            ready = [p for p in slot.pulls if p[2] <= slot.round]
-            slot.pulls = [p for p in slot.pulls if p[2] > slot.round]
-            for src, req, number in ready:
-                self._send_value(src, req, key, part, slot, number)
+            self._answer_pulls(key, part, slot)
             opened = [a for a in slot.early_acks if a[0] == slot.round]
             slot.early_acks = [a for a in slot.early_acks if a[0] != slot.round]
             for _, src, req in opened:
                 self._answer(src, req, key, part)
+
+    def _answer_pulls(self, key, part, slot):
+        """Answer the pulls waiting for rounds the backup (if any) holds too."""
+        ready = [p for p in slot.pulls if p[2] <= slot.durable]
+        if ready:
+            slot.pulls = [p for p in slot.pulls if p[2] > slot.durable]
+            for src, req, number in ready:
+                self._send_value(src, req, key, part, slot, number)
 
     def _on_release(self, msg):
         """A worker is in ``Trainer.step`` and its pushes have all arrived (worker 0's
@@ -427,17 +462,18 @@ class Server(Node):
     def _apply(self, key, part, slot, value):
         """The round's result becomes a new stored array, never written afterwards, so
         replies send it without copying. A sum ``value`` is handed over for good."""
-        if self.updater is None or slot.plain:
+        updater = slot.range.updater
+        if updater is None or slot.plain:
             slot.stored = value
             return
         index = _index(key, part)
-        opt = self.updater.optimizer
+        opt = updater.optimizer
         if index not in opt.lr_mult:  # per-parameter multipliers, shipped by set_optimizer
-            opt.lr_mult[index], opt.wd_mult[index] = self.mults.get(key, (1.0, 1.0))
+            opt.lr_mult[index], opt.wd_mult[index] = slot.range.mults.get(key, (1.0, 1.0))
         ctx = cpu(0)
         weight = self._new_value(slot.stored.shape, slot.stored.dtype)
         weight[...] = slot.stored
-        self.updater(index, NDArray(np.asarray(value), ctx), NDArray(weight, ctx))
+        updater(index, NDArray(np.asarray(value), ctx), NDArray(weight, ctx))
         slot.stored = weight
 
     def _new_value(self, shape, dtype):
@@ -457,7 +493,7 @@ class Server(Node):
         except ValueError as exc:
             self._reply(msg, err=str(exc))
             return
-        if (self.sync or slot.plain) and slot.round < number:
+        if (self.sync or slot.plain) and slot.durable < number:
             slot.pulls.append((msg.src, msg.req, number))
             return
         self._send_value(msg.src, msg.req, msg.key, msg.part, slot, number)
@@ -494,42 +530,59 @@ class Server(Node):
     # ---- optimizer and its states --------------------------------------------------------
     def _on_set_optimizer(self, msg):
         body = msg.body or {}
+        key_range = self._range(msg)
         try:
-            optimizer = Optimizer.from_config(body.get('config'))
-            mults = {}
-            for key, lr_mult, wd_mult in body.get('mults', []):
-                key = key[1] if isinstance(key, list) and len(key) == 2 else key
-                mults[key] = (float(lr_mult), float(wd_mult))
+            self._set_optimizer(key_range, body.get('config'), body.get('mults', []))
         except Exception as exc:  # a bad config is the sender's error, not a crash
             self._reply(msg, err='set_optimizer: %s' % exc)
             return
-        if self.updater is None:
-            self.updater = Updater(optimizer)
-        else:
-            self.updater.replace_optimizer(optimizer)
-        self.mults = mults
+        self._replicate_optimizer(key_range)
         self._reply(msg)
 
+    @staticmethod
+    def _set_optimizer(key_range, config, mults_list):
+        """Install (or replace, keeping states and step counts) a range's optimizer."""
+        optimizer = Optimizer.from_config(config)
+        mults = {}
+        for key, lr_mult, wd_mult in mults_list:
+            key = key[1] if isinstance(key, list) and len(key) == 2 else key
+            mults[key] = (float(lr_mult), float(wd_mult))
+        if key_range.updater is None:
+            key_range.updater = Updater(optimizer)
+        else:
+            key_range.updater.replace_optimizer(optimizer)
+        key_range.mults = mults
+
     def _on_get_optimizer(self, msg):
-        config = self.updater.optimizer.to_config() if self.updater is not None else None
+        updater = self._range(msg).updater
+        config = updater.optimizer.to_config() if updater is not None else None
         self._reply(msg, body={'config': config})
 
     def _on_save_states(self, msg):
-        if self.updater is None:
+        updater = self._range(msg).updater
+        if updater is None:
             self._reply(msg, err='no optimizer is set on the servers, so there are no states')
             return
-        blob = self.updater.get_states(dump_optimizer=True)
+        blob = updater.get_states(dump_optimizer=True)
         self._reply(msg, arrays=[np.frombuffer(blob, dtype=np.uint8)])
 
     def _on_load_states(self, msg):
+        key_range = self._range(msg)
         if len(msg.arrays) != 1:
             self._reply(msg, err='load_states needs one byte array')
             return
-        updater = self.updater or Updater(SGD())
+        if key_range.updater is None:
+            # (states alone must never install an update rule: pulls would silently turn
+            # from sums into updated weights)
+            self._reply(msg, err='load_states: no optimizer is set on %s, so it holds no '
+                                 'states to load into; call set_optimizer first (a Trainer '
+                                 'with update_on_kvstore=True does)' % self.van.name)
+            return
+        blob = msg.arrays[0].tobytes()
         try:
-            updater.set_states(msg.arrays[0].tobytes())
+            key_range.updater.set_states(blob)
         except Exception as exc:
             self._reply(msg, err='load_states: %s' % exc)
             return
-        self.updater = updater
+        self._replicate_states(key_range, blob)
         self._reply(msg)

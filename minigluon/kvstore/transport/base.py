@@ -95,6 +95,20 @@ class Transport:
         """Take the name the job assigned."""
         raise NotImplementedError
 
+    def bind_to_job(self, job_nonce):
+        """Bind sessions with servers and workers to the scheduler's ``job_nonce`` (where
+        sessions are keyed: van.py)."""
+
+    def redirect(self, name, to):
+        """From now on send what is addressed to ``name`` to peer ``to`` instead (another
+        process took over the work of the one that was ``name``: a dead server's keys live
+        on at its backup), dropping what was kept for ``name`` (on the delivery thread)."""
+        self.forget(name)
+        self.redirects[name] = to
+        for other, target in list(self.redirects.items()):  # (what went to ``name`` too)
+            if target == name:
+                self.redirects[other] = to
+
     def share_values(self):
         """Values this node sends to several peers may be shared (a server's)."""
 

@@ -7,9 +7,13 @@ before it can send a single message, so it can make the node buffer nothing (a
 multi-part message is buffered whole by ZeroMQ before anyone can look at it). Two
 modes (``MINIGLUON_PS_ENCRYPT``):
 
-- plain (the default, for trusted cluster networks): ZeroMQ's PLAIN mechanism with
-  a password derived from the job secret and job id. It travels unencrypted in the
-  handshake; the messages themselves are authenticated per session (session.py).
+- plain (the default, for trusted cluster networks): ZeroMQ's PLAIN mechanism. Its
+  password travels unencrypted, so it is a token of one connection: a fresh nonce
+  and its tag under the job key. A node admits a token from the first address that
+  presents it, and from there again (ZeroMQ reconnects with the same one), never
+  from another host: a password sniffed on the wire opens no connection, so a
+  stranger cannot reach the messages ZeroMQ would buffer whole. The messages
+  themselves are authenticated per session (session.py).
 - ``curve``: CurveZMQ. Both key pairs are derived from the job secret and job id;
   the handler admits only the job's client key. Every byte, arrays included, is
   encrypted and authenticated.
@@ -18,9 +22,11 @@ A handshake not completed within ``HANDSHAKE_S`` closes the connection, and the
 open-file soft limit is raised to the hard limit, so a flood of idle connections
 costs the attacker, not the job.
 """
+import collections
 import hashlib
 import hmac
 import logging
+import secrets
 
 import zmq
 from zmq.utils import z85
@@ -32,6 +38,10 @@ ZAP_ENDPOINT = 'inproc://zeromq.zap.01'
 HANDSHAKE_S = 10
 MODES = ('plain', 'curve')
 _USER = b'minigluon'
+_NONCE_BYTES = 16
+# plain tokens remembered with their first address (only authentic ones, one per
+# connection a node of the job opened: far fewer than this)
+MAX_TOKENS = 1 << 16
 _FAILED = (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL |
            zmq.EVENT_HANDSHAKE_FAILED_AUTH)
 
@@ -62,7 +72,8 @@ class Gate:
         if mode not in MODES:
             raise ValueError('unknown connection mode %r' % (mode,))
         self.mode = mode
-        self._password = _derive(key_of_job, b'plain').hex().encode('ascii')
+        self._key = key_of_job
+        self._tokens = collections.OrderedDict()   # plain nonce -> address first seen
         self._server = _curve_pair(key_of_job, b'curve server')
         self._client = _curve_pair(key_of_job, b'curve client')
         self._ctx = ctx
@@ -92,8 +103,9 @@ class Gate:
             sock.setsockopt(zmq.CURVE_PUBLICKEY, self._client[0])
             sock.setsockopt(zmq.CURVE_SECRETKEY, self._client[1])
         else:
+            nonce = secrets.token_bytes(_NONCE_BYTES)
             sock.setsockopt(zmq.PLAIN_USERNAME, _USER)
-            sock.setsockopt(zmq.PLAIN_PASSWORD, self._password)
+            sock.setsockopt(zmq.PLAIN_PASSWORD, (nonce + self._token_tag(nonce)).hex().encode())
 
     def answer(self):
         """Answer the ZAP requests waiting on ``handler`` (on the I/O thread)."""
@@ -106,7 +118,7 @@ class Gate:
                 continue  # not from libzmq: nothing to answer
             version, request_id, _, address, _, mechanism = request[:6]
             credentials = request[6:]
-            admitted = self._admits(mechanism, credentials)
+            admitted = self._admits(mechanism, credentials, address)
             self.handler.send_multipart([version, request_id,
                                          b'200' if admitted else b'400',
                                          b'OK' if admitted else b'not this job', b'', b''])
@@ -121,16 +133,30 @@ class Gate:
             self.refused += 1
             if self.refused <= 10 or self.refused % 1000 == 0:
                 log.warning("refused a connection at %s: it did not present the job's "
-                            'credentials (a stranger, another job, or another '
-                            'MINIGLUON_PS_ENCRYPT); %d refused so far',
+                            'credentials (a stranger, another job, another MINIGLUON_PS_ENCRYPT, '
+                            "or another host's password replayed); %d refused so far",
                             event['endpoint'].decode('ascii', 'replace'), self.refused)
 
-    def _admits(self, mechanism, credentials):
+    def _token_tag(self, nonce):
+        return _derive(self._key, b'plain\0' + nonce)
+
+    def _admits(self, mechanism, credentials, address):
         if self.mode == 'curve':
             return (mechanism == b'CURVE' and len(credentials) == 1 and
                     hmac.compare_digest(credentials[0], z85.decode(self._client[0])))
-        return (mechanism == b'PLAIN' and len(credentials) == 2 and credentials[0] == _USER and
-                hmac.compare_digest(credentials[1], self._password))
+        if not (mechanism == b'PLAIN' and len(credentials) == 2 and credentials[0] == _USER):
+            return False
+        try:
+            token = bytes.fromhex(credentials[1].decode('ascii'))
+        except ValueError:  # (UnicodeDecodeError is one)
+            return False
+        nonce, tag = token[:_NONCE_BYTES], token[_NONCE_BYTES:]
+        if len(nonce) != _NONCE_BYTES or not hmac.compare_digest(tag, self._token_tag(nonce)):
+            return False
+        first = self._tokens.setdefault(nonce, address)
+        while len(self._tokens) > MAX_TOKENS:
+            self._tokens.popitem(last=False)
+        return first == address
 
 
 def raise_open_file_limit():

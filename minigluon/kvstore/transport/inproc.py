@@ -84,6 +84,7 @@ class InprocVan(Transport):
         self.names = {name}
         self.endpoint = None
         self.heard = {}
+        self.redirects = {}      # peer name -> the peer that took its place (redirect)
         self.stopped = False
         self._provisional = provisional
         self._queue = queue.SimpleQueue()
@@ -104,6 +105,7 @@ class InprocVan(Transport):
     def send(self, dest, msg, copy_arrays=False):
         # as over ZeroMQ, the arrays are read when the message goes out (copied then, into
         # the receiver's frames); ``copy_arrays``: now, so the caller may change them at once
+        dest = self.redirects.get(dest, dest)
         self.prepare(dest, msg, copy_arrays)
         if threading.current_thread() is self._thread:
             self._transmit(dest, msg)
@@ -143,6 +145,7 @@ class InprocVan(Transport):
     def forget(self, name):
         self._routes.pop(name, None)
         self._opened.discard(name)
+        self._waiting.pop(name, None)
 
     def rename(self, name):
         self.name = name
@@ -190,6 +193,7 @@ class InprocVan(Transport):
     def _transmit(self, dest, msg):
         if self.stopped:
             return
+        dest = self.redirects.get(dest, dest)  # (sent before a redirect, leaving after it)
         target = self._routes.get(dest)
         if target is None:
             if dest in self._waiting:

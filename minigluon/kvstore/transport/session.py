@@ -11,6 +11,11 @@ answer. Every other message is tagged with its session's key and numbered in it
 learns which connection leads to a peer only from a message that verified under a
 session and was new. A frame from another connection, another node, an earlier
 session or another job that shares the secret is dropped without effect.
+
+A ``hello`` replayed (or said again) is answered with the session its nonce was
+granted already, never a new one: however often a captured hello is replayed, it
+holds one place among the pending sessions, so it cannot push out the session of a
+node that has not used its own yet (a worker waits with it until its first ``init``).
 """
 import collections
 import hashlib
@@ -20,8 +25,8 @@ import secrets
 from .wire import SID_BYTES
 
 NONCE_BYTES = SID_BYTES      # (a session id is the listening side's nonce)
-# Challenges handed out and not yet answered; the oldest is forgotten beyond this
-# (a peer answers within a round trip; a flood of replayed hellos only evicts itself).
+# Sessions granted and not yet used; the oldest is forgotten beyond this (only hellos
+# of distinct nonces count: tagged with the job key, they come from the job's nodes)
 MAX_PENDING = 4096
 
 
@@ -29,6 +34,13 @@ def job_key(secret, job_id):
     """The key of the handshake: the job secret bound to this job's id."""
     return hmac.new(secret, b'minigluon-ps job\0' + job_id.encode('utf-8'),
                     hashlib.sha256).digest()
+
+
+def peer_key(key_of_job, job_nonce):
+    """The key of the handshakes between a job's servers and workers: the job key bound
+    to the nonce its scheduler drew at start (given out in the address book), so that a
+    hello recorded in another job with the same secret and job id is worth nothing."""
+    return hmac.new(key_of_job, b'peers\0' + job_nonce, hashlib.sha256).digest()
 
 
 def session_key(key_of_job, nonce, sid):
@@ -53,36 +65,45 @@ def parse_nonce(text):
 
 
 class Session:
-    """One connection's key, id, and the name its peer last used."""
-    __slots__ = ('sid', 'key', 'peer')
+    """One connection's key, id, the name its peer last used, and the connecting
+    side's nonce that opened it."""
+    __slots__ = ('sid', 'key', 'peer', 'nonce')
 
-    def __init__(self, sid, key, peer=None):
-        self.sid, self.key, self.peer = sid, key, peer
+    def __init__(self, sid, key, peer=None, nonce=None):
+        self.sid, self.key, self.peer, self.nonce = sid, key, peer, nonce
 
 
 class Sessions:
     """The sessions a node has opened or granted, by session id.
 
     A granted session stays pending until the first message in it verifies; the
-    pending ones are bounded (MAX_PENDING).
+    pending ones are bounded (MAX_PENDING). A nonce is granted one session.
     """
 
     def __init__(self, key_of_job):
         self.job_key = key_of_job
         self.open = {}                               # sid -> Session
         self.pending = collections.OrderedDict()     # sid -> Session (granted, unanswered)
+        self.granted = {}                            # nonce -> Session (pending or open)
 
-    def grant(self, nonce):
-        """A new session for a ``hello`` carrying ``nonce``; returns its id."""
+    def grant(self, nonce, key=None):
+        """The session for a ``hello`` carrying ``nonce`` (new unless the nonce was granted
+        one already: a replay); returns its id. ``key``: the hello's, as in ``accept``."""
+        known = self.granted.get(nonce)
+        if known is not None:
+            return known.sid
         sid = new_nonce()
-        self.pending[sid] = Session(sid, session_key(self.job_key, nonce, sid))
+        self.pending[sid] = self.granted[nonce] = Session(
+            sid, session_key(key or self.job_key, nonce, sid), nonce=nonce)
         while len(self.pending) > MAX_PENDING:
-            self.pending.popitem(last=False)
+            del self.granted[self.pending.popitem(last=False)[1].nonce]
         return sid
 
-    def accept(self, nonce, sid, peer):
-        """The session our ``hello`` (``nonce``) opened with ``peer``, granted as ``sid``."""
-        session = self.open[sid] = Session(sid, session_key(self.job_key, nonce, sid), peer)
+    def accept(self, nonce, sid, peer, key=None):
+        """The session our ``hello`` (``nonce``) opened with ``peer``, granted as ``sid``.
+        ``key``: the handshake's, when not the job key (``peer_key``)."""
+        session = self.open[sid] = Session(sid, session_key(key or self.job_key, nonce, sid),
+                                           peer)
         return session
 
     def find(self, sid):

@@ -121,8 +121,13 @@ class Van(Transport):
             self.endpoint = (host, port)
         self._routes = {}        # peer name -> (socket, routing id or None)
         self._session_to = {}    # peer name -> the Session of its connection
-        self._hellos = {}        # peer -> [socket, nonce, last sent, messages waiting]
+        self._hellos = {}        # peer -> [socket, nonce, last sent, messages waiting, key]
+        self._peer_keys = []     # handshake keys of the job's nonces, newest first (bind_to_job)
         self.heard = {}          # peer name -> when a new message from it last came
+        self.redirects = {}      # peer name -> the peer that took its place (redirect)
+        # names of peers that may connect to us although we connected to them too (servers
+        # replicating to each other: ps/replica.py)
+        self.both_ways = ()
         self._peer_of = {}       # DEALER socket -> the peer name we connected it to
         self._outbox = collections.deque()
         # a pipe, not a ZeroMQ socket, wakes the I/O thread: any thread may write to it
@@ -181,6 +186,7 @@ class Van(Transport):
         unless ``copy_arrays`` (always done when re-sending is on, since a resend may
         happen much later).
         """
+        dest = self.redirects.get(dest, dest)
         self.prepare(dest, msg, copy_arrays)
         if threading.current_thread() is self._thread:
             self._transmit(dest, msg)
@@ -190,6 +196,7 @@ class Van(Transport):
     def prepare(self, dest, msg, copy_arrays=False):
         """What ``send`` does first, on the caller's thread: arrays into our ring towards
         ``dest`` (or copied, see ``send``). A message prepared is not prepared again."""
+        dest = self.redirects.get(dest, dest)
         if msg.arrays and msg.shm is None:
             self._place(dest, msg)
         if copy_arrays or self.cfg.resend:
@@ -229,6 +236,7 @@ class Van(Transport):
     def batch_bytes(self, dest):
         """How many bytes of arrays one message to or from ``dest`` may carry: more when
         they go through shared memory (MINIGLUON_PS_CHUNK_BYTES otherwise)."""
+        dest = self.redirects.get(dest, dest)
         ring = self._rings.get(self._channel.get(dest, dest))
         return max(ring.batch_bytes, self.cfg.chunk_bytes) if ring and ring.ready \
             else self.cfg.chunk_bytes
@@ -295,11 +303,19 @@ class Van(Transport):
         self._channel[name] = self._channel.get(known, known)
 
     def forget(self, name):
-        """Drop what is kept for peer ``name`` (a replaced node): its route, the order of
-        its messages, and what was sent to it and not yet acknowledged."""
+        """Drop what is kept for peer ``name`` (a replaced node): its route (a connection
+        we opened to it is closed), the order of its messages, and what was sent to it
+        and not yet acknowledged."""
         channel = self._channel.pop(name, name)
         for peer in (name, channel):
-            self._routes.pop(peer, None)
+            sock = self._routes.pop(peer, (None,))[0]
+            if sock is not None and self._peer_of.get(sock) == peer:
+                # a connection we opened (a scheduler that was restarted): a new process
+                # at its address knows none of its sessions, so ``connect`` opens another
+                self._poller.unregister(sock)
+                del self._peer_of[sock]
+                sock.close(linger=0)
+            self._hellos.pop(peer, None)
             old = self._session_to.pop(peer, None)
             if old is not None:
                 self._inboxes.pop(old.sid, None)
@@ -314,6 +330,17 @@ class Van(Transport):
         for entry in [e for e in self._unacked if e[0] == channel]:
             del self._unacked[entry]
 
+    def bind_to_job(self, job_nonce):
+        """Open and grant sessions with servers and workers under ``job_nonce`` (bytes the
+        scheduler drew at start, from the address book) from now on, so that a hello
+        recorded in another job with the same secret and job id (a manual launch's
+        default: the scheduler's address) is refused. Connections to the scheduler stay
+        under the job key: a node reaches it before it can learn anything. Every nonce
+        given stays valid."""
+        key = session.peer_key(self._sessions.job_key, job_nonce)
+        if key not in self._peer_keys:
+            self._peer_keys.insert(0, key)
+
     def rename(self, name):
         """Take the name the job assigned (numbering and re-sending go on in each
         session as before)."""
@@ -324,6 +351,7 @@ class Van(Transport):
 
     def _transmit(self, dest, msg):
         # numbered here, on the I/O thread, so numbers follow the order on the socket
+        dest = self.redirects.get(dest, dest)  # (sent before a redirect, leaving after it)
         link = self._session_to.get(dest)
         if link is None:
             if dest in self._hellos:  # its session is being opened: sent once it is
@@ -474,7 +502,9 @@ class Van(Transport):
         self._peer_of[sock] = peer
         self._routes[peer] = (sock, None)
         self._poller.register(sock, zmq.POLLIN)
-        self._hellos[peer] = [sock, session.new_nonce(), 0.0, []]
+        key = self._peer_keys[0] if self._peer_keys and peer != 'scheduler' \
+            else self._sessions.job_key
+        self._hellos[peer] = [sock, session.new_nonce(), 0.0, [], key]
         self._send_hello(peer)
         if self.cfg.verbose >= 1:
             log.info('%s: connecting to %s at %s:%d', self.name, peer, host, port)
@@ -483,20 +513,37 @@ class Van(Transport):
         """Ask ``peer`` for a session (again, until its challenge comes)."""
         hello = self._hellos[peer]
         hello[2] = time.monotonic()
-        frames = wire.encode(self._sessions.job_key, wire.Message(
+        frames = wire.encode(hello[4], wire.Message(
             'hello', self.name, to=peer, body={'nonce': hello[1].hex()}))
         try:
             hello[0].send_multipart(frames, zmq.NOBLOCK)
         except zmq.ZMQError:
             pass  # tried again shortly
 
-    def _handshake(self, sock, rid, msg):
-        """A hello (we grant a session) or the challenge answering ours (it opens)."""
+    def _handshake_keys(self, sock):
+        """The keys a hello or challenge on ``sock`` may be tagged with: on a connection we
+        opened, our hello's; on ours, those of the job's nonces once the address book gave
+        one (bind_to_job), else the job key, but none while a node waits for its book (a
+        peer that got its book first says hello again)."""
+        if sock is not self._router:
+            hello = self._hellos.get(self._peer_of.get(sock))
+            return [hello[4]] if hello is not None else []
+        if self._peer_keys:
+            return self._peer_keys
+        return [] if self._provisional else [self._sessions.job_key]
+
+    def _handshake(self, sock, rid, msg, key):
+        """A hello (we grant a session) or the challenge answering ours (it opens); ``key``:
+        the one it verified under."""
         body = msg.body or {}
         nonce = session.parse_nonce(body.get('nonce'))
         if msg.cmd == 'hello' and rid is not None and nonce is not None:
-            sid = self._sessions.grant(nonce)
-            frames = wire.encode(self._sessions.job_key, wire.Message(
+            if msg.to not in self._names and not self._provisional:
+                # (one captured on its way to another node: not ours to grant)
+                self._note_rejected('a hello addressed to %r, not to this node' % (msg.to,))
+                return
+            sid = self._sessions.grant(nonce, key)
+            frames = wire.encode(key, wire.Message(
                 'challenge', self.name, to=msg.src, body={'nonce': nonce.hex(), 'sid': sid.hex()}))
             try:
                 sock.send_multipart([rid] + frames, zmq.NOBLOCK)
@@ -509,7 +556,7 @@ class Van(Transport):
         if msg.cmd == 'challenge' and rid is None and hello is not None and sid is not None \
                 and nonce == hello[1]:
             del self._hellos[peer]
-            self._session_to[peer] = self._sessions.accept(nonce, sid, peer)
+            self._session_to[peer] = self._sessions.accept(nonce, sid, peer, key)
             for waiting in hello[3]:
                 self._transmit(peer, waiting)
             return
@@ -533,9 +580,12 @@ class Van(Transport):
             return
         for _ in range(256):  # bounded, so one busy peer cannot starve timers
             try:
-                frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
+                frames = _receive_frames(sock, wire.MAX_FRAMES + (sock is self._router))
             except zmq.Again:
                 return
+            if frames is None:
+                self._note_rejected('a message of more than %d frames' % wire.MAX_FRAMES)
+                continue
             rid = None
             if sock is self._router:
                 if len(frames) < 1:
@@ -548,7 +598,10 @@ class Van(Transport):
         try:
             sid = wire.session_of(frames)
             if sid == wire.NO_SESSION:
-                msg = wire.decode(self._sessions.job_key, frames)
+                keys = self._handshake_keys(sock)
+                if not keys:
+                    return
+                msg, key = _decode_handshake(keys, frames)
                 if msg.cmd not in ('hello', 'challenge'):
                     raise wire.WireError('%s outside a session' % msg.cmd)
             else:
@@ -577,7 +630,7 @@ class Van(Transport):
             self._note_rejected(exc)
             return
         if link is None:
-            self._handshake(sock, rid, msg)
+            self._handshake(sock, rid, msg, key)
             return
         if msg.cmd != 'rejected' and (msg.to is None or
                                       (msg.to not in self._names and not self._provisional)):
@@ -585,9 +638,9 @@ class Van(Transport):
             return
         if (rid is None and msg.src != self._peer_of.get(sock)) or \
                 (rid is not None and self._routes.get(msg.src, (self._router,))[0] is not
-                 self._router):
+                 self._router and not msg.src.startswith(self.both_ways)):
             # a connection we opened speaks for the peer we opened it to, and a peer we
-            # connected to never speaks through one opened to us
+            # connected to never speaks through one opened to us (but see both_ways)
             self._note_rejected('%s claims to come from %s' % (msg.cmd, msg.src))
             return
         if msg.cmd == 'ack':  # acks are not numbered (seq 0) and never acknowledged
@@ -682,6 +735,30 @@ class Van(Transport):
         if mapping is None:
             raise ValueError('%s sent an array in shared memory it never offered' % src)
         return mapping.view(ref, dtype, shape, nbytes, seq)
+
+
+def _decode_handshake(keys, frames):
+    """The hello or challenge in ``frames`` and the first of ``keys`` it verifies under."""
+    for key in keys[:-1]:
+        try:
+            return wire.decode(key, frames), key
+        except wire.WireError:
+            pass
+    return wire.decode(keys[-1], frames), keys[-1]
+
+
+def _receive_frames(sock, limit):
+    """The frames of the next message on ``sock`` (zmq.Again if none), or None when it
+    has more than ``limit`` (they are dropped one by one, never held together)."""
+    frames = [sock.recv(zmq.NOBLOCK, copy=False)]
+    while frames[-1].more:
+        frame = sock.recv(copy=False)  # (a message arrives whole: the rest is here)
+        if len(frames) == limit:
+            while frame.more:
+                frame = sock.recv(copy=False)
+            return None
+        frames.append(frame)
+    return frames
 
 
 def _shm_batch(cfg):

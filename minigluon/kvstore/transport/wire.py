@@ -17,17 +17,20 @@ import numpy as np
 
 VERSION = 1
 MAX_HEADER_BYTES = 64 * 1024
+# each array frame needs its spec in the header, at least 12 bytes ('["bool",[]],')
+MAX_FRAMES = 2 + MAX_HEADER_BYTES // 12
 DTYPES = frozenset(['float16', 'float32', 'float64', 'int8', 'int32', 'int64', 'uint8', 'bool',
                     'uint32'])
 COMMANDS = frozenset([
     'register', 'book', 'heartbeat', 'heartbeat_ack', 'barrier', 'barrier_done', 'dead',
     'abort', 'finish', 'terminate', 'init', 'push', 'pull', 'release', 'reply',
     'set_optimizer', 'get_optimizer', 'save_states', 'load_states', 'ack', 'transport',
-    'hello', 'challenge',
+    'hello', 'challenge', 'replicate', 'adopt', 'backup', 'reroute',
 ])
 # requests that expect an answer: a malformed one is answered with its error
 REQUESTS = frozenset(['register', 'barrier', 'finish', 'init', 'push', 'pull',
-                      'set_optimizer', 'get_optimizer', 'save_states', 'load_states'])
+                      'set_optimizer', 'get_optimizer', 'save_states', 'load_states',
+                      'replicate', 'adopt'])
 MAX_DIMENSION = 1 << 40       # larger than any array this store could hold
 SID_BYTES = 16
 NO_SESSION = bytes(SID_BYTES)  # handshake messages, tagged with the job key

@@ -10,17 +10,29 @@ import sys
 _PATH = os.environ.get('MGTEST_CAPTURE')
 
 
+def _record(node, dest, frames):
+    raw = [bytes(f) if isinstance(f, bytes) else memoryview(f).tobytes() for f in frames]
+    if sum(len(f) for f in raw) < (1 << 20):
+        with open(_PATH, 'a') as f:
+            f.write(json.dumps({'node': node, 'dest': dest,
+                                'frames': [x.hex() for x in raw]}) + '\n')
+
+
 def _patch(van):
     write = van.Van._write
+    encode = van.wire.encode
 
     def _write(self, dest, frames):
-        raw = [bytes(f) if isinstance(f, bytes) else memoryview(f).tobytes() for f in frames]
-        if sum(len(f) for f in raw) < (1 << 20):
-            with open(_PATH, 'a') as f:
-                f.write(json.dumps({'node': self.name, 'dest': dest,
-                                    'frames': [x.hex() for x in raw]}) + '\n')
+        _record(self.name, dest, frames)
         return write(self, dest, frames)
+
+    def _encode(key, msg, *args, **kwargs):
+        frames = encode(key, msg, *args, **kwargs)
+        if msg.cmd == 'hello':  # (goes straight to the connection it opens, not by _write)
+            _record(msg.src, msg.to, frames)
+        return frames
     van.Van._write = _write
+    van.wire.encode = _encode
 
 
 class _Hook(importlib.abc.MetaPathFinder):

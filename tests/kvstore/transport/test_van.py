@@ -5,6 +5,7 @@ import time
 import pytest
 
 from minigluon.kvstore.ps.config import Config
+from minigluon.kvstore.transport import wire
 from minigluon.kvstore.transport.wire import Message
 
 zmq = pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
@@ -118,6 +119,38 @@ def test_a_replayed_authentic_message_is_delivered_once():
             peer.send_frames(frames)
         peer.send(Message('push', 'worker:0', key='v'))
         assert server.wait_for(2) == [('worker:0', 'w'), ('worker:0', 'v')]
+    finally:
+        peer.close()
+        server.van.stop()
+
+
+def test_a_message_of_too_many_frames_is_dropped_and_the_next_one_served():
+    server = Receiver(config(), 'server:0')
+    peer = Peer(server.van.endpoint, SECRET, '')
+    try:
+        frames = peer.frames(Message('push', 'worker:0', key='w'))
+        peer.send_frames(frames + [b''] * (wire.MAX_FRAMES - 1))   # one frame too many
+        peer.send(Message('push', 'worker:0', key='v'))
+        assert server.wait_for(1) == [('worker:0', 'v')]
+    finally:
+        peer.close()
+        server.van.stop()
+
+
+def test_a_replayed_hello_is_granted_its_session_again_not_a_new_one():
+    server = Receiver(config(), 'server:0')
+    peer = Peer(server.van.endpoint, SECRET, '', handshake=False)
+    try:
+        hello = wire.encode(peer.job_key, Message('hello', 'worker:0', to='server:0',
+                                                  body={'nonce': '01' * 16}))
+        elsewhere = wire.encode(peer.job_key, Message('hello', 'worker:0', to='server:1',
+                                                      body={'nonce': '02' * 16}))
+        for frames in [hello] * 3 + [elsewhere]:
+            peer.send_frames(frames)
+        sids = set()
+        while peer.sock.poll(500):
+            sids.add(wire.decode(peer.job_key, peer.sock.recv_multipart()).body['sid'])
+        assert len(sids) == 1     # (and none for the hello meant for another node)
     finally:
         peer.close()
         server.van.stop()
