@@ -20,6 +20,9 @@ at each rate so that they see the same load:
   during backward, weights waited for when the next forward uses them);
 - ``plain``: the same with ``MINIGLUON_KVSTORE_OVERLAP=0`` (all communication in
   ``Trainer.step``);
+- ``replicated``: ``overlap`` with server replication on (``PS_REPLICATION=1``: each
+  server's keys also held by the other server, every round sent there before its pulls
+  are answered), the cost of surviving a dead server;
 - ``ddp``: ``torch.nn.parallel.DistributedDataParallel`` over gloo, default buckets.
 
 Without root (or without ``ip netns``) the script says so and runs the loopback
@@ -138,12 +141,13 @@ def _result(output):
     return json.loads(lines[-1].split(' ', 1)[1])
 
 
-def run_minigluon(args, overlap, loopback):
+def run_minigluon(args, overlap, loopback, replication=False):
     addr = ('127.0.0.1', '127.0.0.1') if loopback else ADDR
     env = {'DMLC_PS_ROOT_URI': addr[0], 'DMLC_PS_ROOT_PORT': str(_free_port()),
            'DMLC_NUM_SERVER': '2', 'DMLC_NUM_WORKER': '2',
            'MINIGLUON_PS_SECRET': secrets.token_hex(16),
-           'MINIGLUON_KVSTORE_OVERLAP': '1' if overlap else '0'}
+           'MINIGLUON_KVSTORE_OVERLAP': '1' if overlap else '0',
+           'PS_REPLICATION': '1' if replication else '0'}
     serve = [sys.executable, '-c', 'import minigluon']
     me = [sys.executable, os.path.abspath(__file__)]
     procs = {'scheduler': _spawn(0, serve, dict(env, DMLC_ROLE='scheduler',
@@ -259,7 +263,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--rates', nargs='+', default=['250mbit', '1gbit', '10gbit'])
     parser.add_argument('--variants', nargs='+', default=['overlap', 'plain', 'ddp'],
-                        choices=['overlap', 'plain', 'ddp'])
+                        choices=['overlap', 'plain', 'replicated', 'ddp'])
     parser.add_argument('--steps', type=int, default=8)
     parser.add_argument('--warmup', type=int, default=3)
     parser.add_argument('--repeat', type=int, default=1)
@@ -296,7 +300,8 @@ def main():
                     if variant == 'ddp':
                         res = run_ddp(args, loopback)
                     else:
-                        res = run_minigluon(args, variant == 'overlap', loopback)
+                        res = run_minigluon(args, variant != 'plain', loopback,
+                                            replication=variant == 'replicated')
                     table.setdefault((rate, variant), []).append(images_per_s(res))
                     print('  %-8s %-8s %6.1f img/s  (median step %.2f s)'
                           % (rate, variant, images_per_s(res), statistics.median(res['step_s'])),
@@ -304,16 +309,19 @@ def main():
     finally:
         if not loopback:
             remove_hosts()
-    print('\n| link | minigluon overlap img/s | minigluon plain img/s | DDP (gloo) img/s '
-          '| overlap / DDP | plain / DDP |')
-    print('|---|---:|---:|---:|---:|---:|')
+    print('\n| link | minigluon overlap img/s | minigluon plain img/s | replicated img/s '
+          '| DDP (gloo) img/s | overlap / DDP | plain / DDP | replicated / overlap |')
+    print('|---|---:|---:|---:|---:|---:|---:|---:|')
     for rate in rates:
         fig = {v: statistics.median(table[(rate, v)]) for v in args.variants
                if (rate, v) in table}
-        ddp = fig.get('ddp')
-        cells = ['%.1f' % fig[v] if v in fig else '' for v in ('overlap', 'plain', 'ddp')]
+        ddp, overlap = fig.get('ddp'), fig.get('overlap')
+        cells = ['%.1f' % fig[v] if v in fig else ''
+                 for v in ('overlap', 'plain', 'replicated', 'ddp')]
         ratios = ['%.2f' % (fig[v] / ddp) if v in fig and ddp else ''
                   for v in ('overlap', 'plain')]
+        ratios.append('%.2f' % (fig['replicated'] / overlap)
+                      if 'replicated' in fig and overlap else '')
         print('| %s | %s |' % (rate, ' | '.join(cells + ratios)))
 
 

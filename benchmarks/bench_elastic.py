@@ -1,13 +1,17 @@
-"""What a dead worker costs a job run with ``--max-restarts 1``.
+"""What a dead worker, server or scheduler costs a job run with ``--max-restarts 1``.
 
     python benchmarks/bench_elastic.py [--kvstore dist_sync] [--runs 4] [--workers 2]
         [--servers 1] [--synthetic 2000] [--trigger 'Epoch 0: Test_acc'] [--span 20]
+        [--victim worker|server|scheduler] [--replication]
 
 Runs ``examples/cifar10_dist.py`` (the small CIFAR ResNet, synthetic data, 3 epochs)
-under the local launcher once undisturbed, then ``--runs`` times with one worker,
-chosen at random, killed with SIGKILL a random 0..``--span`` seconds after it prints
+under the local launcher once undisturbed, then ``--runs`` times with one process of
+the ``--victim`` role (a worker or server chosen at random, or the scheduler) killed
+with SIGKILL a random 0..``--span`` seconds after worker 0 prints
 the ``--trigger`` line (by default: at some moment of epoch 1; ``'Epoch 1: Test_acc'``
-with a short span kills it in the barrier that ends epoch 1). Each run prints its exit
+with a short span kills it in the barrier that ends epoch 1). A dead server is survived
+only with ``--replication`` (the launcher's: every server's keys on a backup server
+too; needs ``--servers 2`` or more). Each run prints its exit
 status, wall time against the undisturbed run's, every rank's final accuracy against
 the undisturbed one's and any process left behind, and OK when the launcher exited 0,
 every rank printed every epoch's accuracy, the final accuracies are within 0.02,
@@ -41,6 +45,9 @@ def parse_args():
     p.add_argument('--trigger', default='Epoch 0: Test_acc')
     p.add_argument('--span', type=float, default=20.0)
     p.add_argument('--seed', type=int, default=1)
+    p.add_argument('--victim', choices=['worker', 'server', 'scheduler'], default='worker')
+    p.add_argument('--replication', action='store_true',
+                   help="the launcher's --replication (servers' keys on a backup server)")
     p.add_argument('--keep', default='.', help='folder for the output of failed runs')
     return p.parse_args()
 
@@ -60,10 +67,11 @@ def job_processes(mark):
 
 
 def run_job(args, mark, victim=None, delay=0.0):
-    """One launch; kills worker ``victim`` ``delay`` s after its trigger line."""
+    """One launch; kills ``victim`` = (role, rank) ``delay`` s after worker 0's trigger line."""
     command = [sys.executable, 'tools/launch.py', '-n', str(args.workers), '-s',
                str(args.servers), '--launcher', 'local', '--max-restarts', '1',
-               '--env', 'OMP_NUM_THREADS=1', '--env', mark + '=1',
+               '--env', 'OMP_NUM_THREADS=1', '--env', mark + '=1'] + \
+        (['--replication'] if args.replication else []) + [
                sys.executable, 'examples/cifar10_dist.py', '--model', 'cifar_resnet20_v1',
                '--synthetic', str(args.synthetic), '--num-epochs', str(args.epochs),
                '--batch-size', '32', '--kvstore', args.kvstore]
@@ -74,9 +82,11 @@ def run_job(args, mark, victim=None, delay=0.0):
     killed, lines = [], []
 
     def kill():
+        role, rank = victim
+        index = {'worker': b'DMLC_WORKER_ID', 'server': b'DMLC_SERVER_ID'}.get(role)
         pids = [pid for pid, e in job_processes(mark).items()
-                if e.get(b'DMLC_ROLE') == b'worker' and
-                e.get(b'DMLC_WORKER_ID') == str(victim).encode()]
+                if e.get(b'DMLC_ROLE') == role.encode() and
+                (index is None or e.get(index) == str(rank).encode())]
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
         killed.append(bool(pids))
@@ -84,7 +94,7 @@ def run_job(args, mark, victim=None, delay=0.0):
     armed = victim is not None
     for line in proc.stdout:
         lines.append(line)
-        if armed and line.startswith('[worker %d] %s' % (victim, args.trigger)):
+        if armed and line.startswith('[worker 0] %s' % args.trigger):
             armed = False
             threading.Timer(delay, kill).start()
     code = proc.wait()
@@ -105,21 +115,22 @@ def main():
     rng = random.Random(args.seed)
     failures = 0
     for i in range(args.runs):
-        victim, delay = rng.randrange(args.workers), rng.uniform(0, args.span)
+        count = {'worker': args.workers, 'server': args.servers, 'scheduler': 1}[args.victim]
+        victim, delay = (args.victim, rng.randrange(count)), rng.uniform(0, args.span)
         code, wall, accs, left, killed, output = run_job(args, mark, victim, delay)
         final = {rank: float(acc) for rank, epoch, acc in accs if int(epoch) == args.epochs - 1}
         ok = (code == 0 and sorted(set((r, e) for r, e, _ in accs)) == expected and
               all(abs(final.get(r, -1) - a) <= 0.02 for r, a in final0.items()) and
               wall <= wall0 + 30 and not left)
-        print('run %d: worker %d killed %.1f s after %r%s: exit %d, %.1f s (%+.1f), final '
-              'accuracy %s, left %s: %s' % (i, victim, delay, args.trigger,
+        print('run %d: %s %d killed %.1f s after %r%s: exit %d, %.1f s (%+.1f), final '
+              'accuracy %s, left %s: %s' % (i, victim[0], victim[1], delay, args.trigger,
                                              '' if any(killed) else ' (it had ended)', code,
                                              wall, wall - wall0, final, sorted(left),
                                              'OK' if ok else 'FAIL'), flush=True)
         if not ok:
             failures += 1
-            with open(os.path.join(args.keep, 'bench_elastic_%s_%d.log'
-                                   % (args.kvstore, i)), 'w') as f:
+            with open(os.path.join(args.keep, 'bench_elastic_%s_%s_%d.log'
+                                   % (args.kvstore, args.victim, i)), 'w') as f:
                 f.write(output)
     return 1 if failures else 0
 

@@ -291,6 +291,7 @@ def run_kvstore(shapes, args, chunk_bytes, transport='auto', wrap=None, encrypt=
            'MINIGLUON_PS_SECRET': secrets.token_hex(32),
            'MINIGLUON_PS_CHUNK_BYTES': str(chunk_bytes), 'MINIGLUON_PS_TRANSPORT': transport,
            'MINIGLUON_PS_ENCRYPT': encrypt,
+           'PS_REPLICATION': '0',  # (ps-lite keeps one copy of each key: like for like)
            'BENCH_SHAPES': json.dumps(shapes), 'BENCH_FLAG_FILE': flag_file,
            'BENCH_LOOP': loop}
     common = ['--rounds', str(args.rounds), '--warmup', str(args.warmup)]

@@ -88,10 +88,11 @@ restarts:
   process is told through PS_WORKER_RECOVERY_TIMEOUT (60 seconds unless set here): the
   job waits that long for the new process. A worker rejoins where the job is
   (kv.is_recovery, Trainer.recover()); a new scheduler rebuilds its state from the
-  live processes, which train on meanwhile; a server's keys survive it with
-  --replication. The mpi launcher refuses it: mpirun cannot start one rank again.
-  --replication sets PS_REPLICATION=1 for every process: each server's keys are also
-  held by another server, so a dead server's keys live on (it needs -s 2 or more).
+  live processes, which train on meanwhile; a server's keys survive it when they are
+  replicated. The mpi launcher refuses it: mpirun cannot start one rank again.
+  With -s 2 or more each server's keys are also held by another server, so a dead
+  server's keys live on (PS_REPLICATION, on by default then); --replication insists
+  (an error with one server), --env PS_REPLICATION=0 turns it off.
 
 output and exit status:
   Each line a process writes to stdout (stderr) goes whole to the launcher's
@@ -190,8 +191,8 @@ def build_parser():
         help='start a failed worker or server again, with its rank, and a killed '
              'scheduler, up to N times in the job (default 0: a failure stops the job)')
     add('--replication', action='store_true',
-        help='keep each server\'s keys on a second server too (PS_REPLICATION=1), so '
-             'that the job survives a dead server (with --max-restarts)')
+        help='keep each server\'s keys on a second server too (PS_REPLICATION=1, the '
+             'default with -s 2 or more), so that the job survives a dead server')
     add('command', nargs=argparse.REMAINDER, help='the command every process runs')
     return parser
 

@@ -54,8 +54,10 @@ def assert_everyone_stops(job, others, culprit):
     ('server:1', r'server [01] \(pid {pid} ')],   # servers are ranked in order of registration
     ids=['server'])
 def test_a_killed_process_stops_every_other_one_naming_it(tmp_path, victim, culprit):
-    # (one kill -9 end to end; the other roles as threads below)
-    with Cluster(tmp_path, TRAINING, num_workers=2, num_servers=2, env=HEARTBEAT) as job:
+    # (one kill -9 end to end; the other roles as threads below; with one copy of each
+    # key: replicated keys survive a server, ps/test_replica.py)
+    with Cluster(tmp_path, TRAINING, num_workers=2, num_servers=2,
+                 env=dict(HEARTBEAT, PS_REPLICATION='0')) as job:
         wait_for_output(job, ['worker:0', 'worker:1'], 'STARTED')
         pid = job.procs[victim].pid
         os.kill(pid, signal.SIGKILL)

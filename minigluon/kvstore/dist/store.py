@@ -434,14 +434,15 @@ class DistKVStore(KVStoreBase):
         return None if self._kept is None else {t.key: self._pushes[t.key] for t in targets}
 
     def _durable(self, asked):
-        """A pull got the values after ``asked`` = {key: rounds}: the servers hold those
-        rounds twice (dist_sync answers a pull only then), so their pushes may go."""
+        """A pull got the values after ``asked`` = {key: rounds}: the servers hold all but
+        the last of those rounds twice (dist_sync answers a pull only then: ps/server.py
+        ``_ready``), so the pushes before the last may go."""
         if self._kept is None or not self._sync:
             return
         with self._kept_lock:
             for key, rounds in asked.items():
                 numbers = self._kept.get(key)
-                for number in [n for n in numbers or () if n < rounds]:
+                for number in [n for n in numbers or () if n < rounds - 1]:
                     del numbers[number]
 
     def _reroute(self, rank):

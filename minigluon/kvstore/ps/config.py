@@ -40,7 +40,9 @@ JOB_ID_ENV = 'MINIGLUON_PS_JOB_ID'
 # 'curve': every connection encrypted and authenticated by CurveZMQ (gate.py)
 ENCRYPT_ENV = 'MINIGLUON_PS_ENCRYPT'
 # 1: every server's keys are also held by the next server (its backup), so a dead server's
-# keys live on there and the job goes on (ps/replica.py); needs two servers or more
+# keys live on there and the job goes on (ps/replica.py); needs two servers or more. On
+# by default when there are two or more: measured to cost nothing at 1 Gbit/s
+# (benchmarks/bench_dist_train.py; 25% at 250 Mbit/s, where PS_REPLICATION=0 helps)
 REPLICATION_ENV = 'PS_REPLICATION'
 
 
@@ -105,8 +107,8 @@ def _seconds(env, name, default):
     return number
 
 
-def _flag(env, name):
-    value = _get(env, name, '0')
+def _flag(env, name, default='0'):
+    value = _get(env, name, default)
     if value not in ('0', '1'):
         raise ConfigError('environment variable %s=%r must be 0 or 1' % (name, value))
     return value == '1'
@@ -218,7 +220,8 @@ class Config:
             shm_bytes=_int(env, 'MINIGLUON_PS_SHM_BYTES', 128 << 20, minimum=1 << 20),
             job_id=_get(env, JOB_ID_ENV, ''),
             encrypt=_get(env, ENCRYPT_ENV, 'plain'),
-            replication=_flag(env, REPLICATION_ENV),
+            replication=_flag(env, REPLICATION_ENV, '1' if _int(
+                env, 'DMLC_NUM_SERVER', required=True, minimum=1) >= 2 else '0'),
         )
         if cfg.transport not in TRANSPORTS:
             raise ConfigError('environment variable %s=%r must be one of %s'

@@ -8,8 +8,11 @@ everything that changes a range: new keys, the sum of every completed round
 (``dist_sync``) or every push it applied (``dist_async``), the optimizer and its
 states. The backup applies them with the same update functions to a copy of its
 own (a mirror), so its weights and optimizer states are the primary's, bit for bit.
-The primary answers a pull of a round only once the backup has acknowledged that
-round, so whatever a worker has seen survives the primary.
+The backup acknowledges a copy as it arrives; the primary answers a pull once the
+round is complete and the backup holds every round before it, and a worker keeps
+its pushes of a key until a pull shows them held twice (its last two, then), so
+the one round the backup may lack is pushed again if the primary dies. (Waiting
+for that round too would put the copy on the path of every pull.)
 
 When a server dies, the scheduler tells its backup to take its ranges over
 (``adopt``): the mirrors become ranges it serves, with their open rounds empty,
@@ -80,13 +83,9 @@ class Replication:
         rounds = {where: slot.round for where, slot in self.slots.items()}
         for rank, key_range in sorted(self.ranges.items()):
             if key_range.updater is not None:
-                self._replicate(Message('replicate', '', body={
-                    'op': 'optimizer', 'range': rank,
-                    'config': key_range.updater.optimizer.to_config(),
-                    'mults': _mults_list(key_range.mults)}))
-                blob = key_range.updater.get_states(dump_optimizer=False)
-                self._replicate(Message('replicate', '', body={'op': 'states', 'range': rank},
-                                        arrays=[_bytes_array(blob)]))
+                self._replicate_optimizer(key_range)
+                self._replicate_states(key_range,
+                                       key_range.updater.get_states(dump_optimizer=False))
             for (key, part), slot in key_range.slots.items():
                 arrays = [slot.stored] + ([slot.previous] if slot.previous is not None else [])
                 self._replicate(Message('replicate', '', key=key, part=part, body={
@@ -191,8 +190,10 @@ class Replication:
                    'states': self._mirror_states}.get(body.get('op'))
         if handler is None:
             raise ValueError('replicate: unknown op %r' % (body.get('op'),))
-        handler(msg, key_range, body)
+        # held from now on: answered before the update runs, which is then off the path of
+        # the pulls waiting at the primary (what arrives next is applied after it)
         self._reply(msg)
+        handler(msg, key_range, body)
 
     def _mirror_init(self, msg, key_range, body):
         self._mirror_slot(msg, key_range, dict(body, round=0, received=[], previous=False))

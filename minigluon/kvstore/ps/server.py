@@ -436,10 +436,11 @@ class Server(Replication, Node):
                 self._answer(src, req, key, part)
 
     def _answer_pulls(self, key, part, slot):
-        """Answer the pulls waiting for rounds the backup (if any) holds too."""
-        ready = [p for p in slot.pulls if p[2] <= slot.durable]
+        """Answer the pulls waiting for rounds that are complete, once the backup (if any)
+        holds every round before (see ``_ready``)."""
+        ready = [p for p in slot.pulls if self._ready(slot, p[2])]
         if ready:
-            slot.pulls = [p for p in slot.pulls if p[2] > slot.durable]
+            slot.pulls = [p for p in slot.pulls if not self._ready(slot, p[2])]
             for src, req, number in ready:
                 self._send_value(src, req, key, part, slot, number)
 
@@ -493,10 +494,18 @@ class Server(Replication, Node):
         except ValueError as exc:
             self._reply(msg, err=str(exc))
             return
-        if (self.sync or slot.plain) and slot.durable < number:
+        if (self.sync or slot.plain) and not self._ready(slot, number):
             slot.pulls.append((msg.src, msg.req, number))
             return
         self._send_value(msg.src, msg.req, msg.key, msg.part, slot, number)
+
+    @staticmethod
+    def _ready(slot, rounds):
+        """Whether a pull of the value after ``rounds`` rounds may be answered: they are
+        complete, and the backup holds all but the last (a worker keeps its last two
+        pushes until a pull says so, so the one the backup may lack is never lost;
+        waiting for that one too would put the copy on the path of every pull)."""
+        return slot.round >= rounds and slot.durable >= rounds - 1
 
     def _send_value(self, src, req, key, part, slot, rounds):
         """The value after ``rounds`` rounds: the stored one, or (a replacement resuming

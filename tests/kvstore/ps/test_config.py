@@ -100,3 +100,11 @@ def test_the_secret_file_must_be_private(tmp_path):
     message = error_of(env(MINIGLUON_PS_SECRET=None,
                            MINIGLUON_PS_SECRET_FILE=str(tmp_path / 'absent')))
     assert 'MINIGLUON_PS_SECRET_FILE' in message and 'absent' in message
+
+
+def test_replication_is_on_by_default_with_two_servers_or_more_and_can_be_turned_off():
+    env = {'DMLC_ROLE': 'worker', 'DMLC_PS_ROOT_URI': '127.0.0.1', 'DMLC_PS_ROOT_PORT': '9000',
+           'DMLC_NUM_WORKER': '1', 'MINIGLUON_PS_SECRET': 'x' * 32}
+    assert not Config.from_env(dict(env, DMLC_NUM_SERVER='1')).replication
+    assert Config.from_env(dict(env, DMLC_NUM_SERVER='2')).replication
+    assert not Config.from_env(dict(env, DMLC_NUM_SERVER='3', PS_REPLICATION='0')).replication
