@@ -279,3 +279,20 @@ def test_small_parts_for_one_server_travel_in_one_message_and_sum_exactly(monkey
     assert 4 <= received.count('worker:0') <= 12, received
 
 
+
+
+def test_a_server_refuses_keys_past_its_cap_and_goes_on_serving_the_others():
+    # (each key part costs a server bookkeeping besides its values: a client creating
+    # keys without end must get an error, not grow the server without bound)
+    def worker(store):
+        store.init(list(range(40)), [nd.ones((2,))] * 40)
+        with pytest.raises(MXNetError, match='MINIGLUON_PS_MAX_KEYS=50'):
+            store.init(list(range(40, 60)), [nd.ones((2,))] * 20)
+        store.push(3, nd.ones((2,)) * 5)
+        out = nd.zeros((2,))
+        store.pull(3, out=out)
+        return out.asnumpy()
+
+    with InprocJob(num_workers=1, num_servers=1, max_keys=50) as job:
+        [value] = job.run(worker)
+    np.testing.assert_array_equal(value, [5.0, 5.0])

@@ -166,6 +166,9 @@ class Config:
     recovery_timeout: float = 0.0        # seconds to wait for a dead worker's replacement
     transport: str = 'auto'              # MINIGLUON_PS_TRANSPORT
     shm_bytes: int = 128 << 20           # each shared-memory ring (sparse: used pages only)
+    # key parts one server holds at most: what each costs besides its values (about 1 KB
+    # of bookkeeping) stays bounded whatever a client creates; real models need hundreds
+    max_keys: int = 100000               # MINIGLUON_PS_MAX_KEYS
     job_id: str = ''                     # MINIGLUON_PS_JOB_ID, or the scheduler's address
     encrypt: str = 'plain'               # 'plain' or 'curve'
     replication: bool = False            # PS_REPLICATION: keys on a primary and a backup
@@ -218,6 +221,7 @@ class Config:
             recovery_timeout=_seconds(env, RECOVERY_TIMEOUT_ENV, 0.0),
             transport=_get(env, TRANSPORT_ENV, 'auto'),
             shm_bytes=_int(env, 'MINIGLUON_PS_SHM_BYTES', 128 << 20, minimum=1 << 20),
+            max_keys=_int(env, 'MINIGLUON_PS_MAX_KEYS', 100000, minimum=1),
             job_id=_get(env, JOB_ID_ENV, ''),
             encrypt=_get(env, ENCRYPT_ENV, 'plain'),
             replication=_flag(env, REPLICATION_ENV, '1' if _int(

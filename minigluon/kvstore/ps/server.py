@@ -321,6 +321,15 @@ class Server(Replication, Node):
         self.sync = body.get('sync', True)
         where = (msg.key, msg.part)
         slot = self.slots.get(where)
+        if slot is None and where not in self.pending_inits and \
+                len(self.slots) + len(self.pending_inits) >= self.cfg.max_keys:
+            self._reply(msg, err='%s holds %d key parts, the most MINIGLUON_PS_MAX_KEYS=%d '
+                                 'allows, so key %r is refused: use fewer keys (one per '
+                                 'parameter, not per element), more servers, or raise '
+                                 'MINIGLUON_PS_MAX_KEYS' % (self.van.name, len(self.slots) +
+                                                            len(self.pending_inits),
+                                                            self.cfg.max_keys, msg.key))
+            return
         if slot is not None and (rank != 0 or body.get('recovery')):
             # (a replacement of worker 0 finds its key here: what the servers hold stays)
             self._answer_init(msg.src, msg.req, msg.key, msg.part, slot, decl)
