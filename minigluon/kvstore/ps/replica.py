@@ -69,7 +69,7 @@ class Replication:
         for done in waiting:  # (what the old backup will never confirm)
             if done is not None:
                 done()
-        self._durable_now({where: slot.round for where, slot in self.slots.items()})
+        self._durable_now({at: slot.round for at, slot in self.slots.items()})
         if where is None:
             return
         name, host, port = where
@@ -131,8 +131,8 @@ class Replication:
                 'shape': [list(slot.shape[0]), slot.shape[1]]}, arrays=[slot.stored]))
 
     def _replicate_round(self, key, part, slot, value):
-        """Round ``slot.round`` of the slot is ``value`` (a sum): the backup applies it too;
-        its pulls are answered once the backup holds it."""
+        """Round ``slot.round`` of the slot is ``value`` (a sum): the backup applies it too
+        (the pulls of the round after it wait until the backup holds it: ``Server._ready``)."""
         if self.backup is None:
             slot.durable = slot.round + 1
             return
