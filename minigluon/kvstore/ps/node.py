@@ -179,6 +179,9 @@ class Node:
         self._last_answer = max(self._last_answer, self.van.heard.get('scheduler', 0.0))
         silent = time.monotonic() - self._last_answer
         if self.book is not None and silent > self.cfg.heartbeat_timeout:
+            if self._every_worker_finished():
+                self.on_job_end()  # (the scheduler ended the job; its last word was lost)
+                return
             if self.cfg.recovery_timeout <= 0:
                 self.fatal('the scheduler at %s:%d stopped answering (no reply for %.0f s): it '
                            'died or the network is down' % (self.cfg.root_uri,
@@ -191,6 +194,16 @@ class Node:
                         self.van.name, self.cfg.root_uri, self.cfg.root_port)
             self._scheduler_lost = None
         self.van.send('scheduler', Message('heartbeat', ''))
+
+    def _every_worker_finished(self):
+        """Whether the scheduler said that every worker rank finished."""
+        ranks = {ident[1] for ident in map(parse_name, self.finished_workers)
+                 if ident is not None and ident[0] == 'worker'}
+        return ranks >= set(range(self.cfg.num_worker))
+
+    def on_job_end(self):
+        """Hook: the job ended (a server's terminate may be lost on a lossy link: every
+        worker had finished when the scheduler fell silent)."""
 
     def _on_heartbeat_ack(self, msg):
         self._last_answer = time.monotonic()

@@ -170,6 +170,12 @@ class Server(Replication, Node):
         self.exit_code = 0
         self.done.set()
 
+    def on_job_end(self):
+        log.warning('%s: the scheduler fell silent after every worker had finished: the job '
+                    'ended (its last message was lost); exiting', self.van.name)
+        self.exit_code = 0
+        self.done.set()
+
     # ---- helpers -----------------------------------------------------------------------
     def _reply(self, msg, err=None, arrays=(), body=None):
         self._answer(msg.src, msg.req, msg.key, msg.part, err, arrays, body)

@@ -1,11 +1,15 @@
-"""A node joining the job: what peers send before its address book waits for it."""
+"""A node joining the job (what peers send before its address book waits for it), and
+ending with it."""
 import pytest
 
+from minigluon import nd
 from minigluon.kvstore.ps.config import Config
 from minigluon.kvstore.transport.wire import Message
 
 pytest.importorskip('zmq', reason='pyzmq is needed for the distributed kvstore')
 from minigluon.kvstore.ps.node import Node  # noqa: E402  (needs pyzmq)
+
+from ..inproc_cluster import InprocJob  # noqa: E402
 
 
 class Recorder(Node):
@@ -33,3 +37,18 @@ def test_a_request_that_overtakes_the_address_book_is_answered_under_the_final_n
         assert node.seen == [('server:0', 'w'), ('server:0', 'v')]
     finally:
         node.van.stop()
+
+
+def test_a_server_whose_terminate_is_lost_ends_with_the_job_once_every_worker_finished():
+    # (on a lossy link the scheduler's last word can be lost however often it is sent
+    # again: a server told that every worker finished must not report a failed job)
+    with InprocJob(num_workers=2, num_servers=1) as job:
+        send = job.scheduler.van.send
+
+        def lossy_send(dest, msg, copy_arrays=False):
+            if msg.cmd != 'terminate':
+                send(dest, msg, copy_arrays)
+        job.scheduler.van.send = lossy_send
+        job.run(lambda store: store.init('w', nd.zeros((2,))))
+        codes = job.wait(15)
+    assert codes == {'scheduler': 0, 'server:0': 0}, codes
