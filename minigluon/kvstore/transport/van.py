@@ -270,7 +270,8 @@ class Van(Transport):
 
     def drain(self, timeout, messages=None):
         """Wait (at most ``timeout`` s) until each of ``messages`` ((destination, Message)
-        pairs as given to ``send``), or every re-sendable message, was acknowledged."""
+        pairs as given to ``send``) and everything sent to their peers before them, or
+        every re-sendable message, was acknowledged."""
         deadline = time.monotonic() + timeout
         while self.cfg.resend and time.monotonic() < deadline and self._awaiting(messages):
             time.sleep(0.01)
@@ -278,9 +279,17 @@ class Van(Transport):
     def _awaiting(self, messages):
         if messages is None:
             return bool(self._unacked)
-        # (a message is numbered when it goes out: 0 until then)
-        return any(not msg.seq or (self._channel.get(dest, dest), msg.seq) in self._unacked
-                   for dest, msg in messages)
+        # (a message is numbered when it goes out: 0 until then.) One acknowledged is not
+        # enough: the peer hands messages over in order, so one that arrived may wait for
+        # an earlier one still being sent again, which must arrive too.
+        last = {}
+        for dest, msg in messages:
+            if not msg.seq:
+                return True
+            channel = self._channel.get(dest, dest)
+            last[channel] = max(last.get(channel, 0), msg.seq)
+        return any(channel in last and seq <= last[channel]
+                   for channel, seq in list(self._unacked))  # (written by the I/O thread)
 
     def _post(self, item):
         self._outbox.append(item)
