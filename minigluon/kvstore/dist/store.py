@@ -43,6 +43,8 @@ from .messages import (PullTarget, ReadAhead, batched, merge_pushes, pull_traffi
 _KeyMeta = namedtuple('_KeyMeta', 'shape dtype parts')
 # How many pushes of one key are kept at most for a fail-over (see ``_keep``).
 _KEPT_PUSHES = 8
+
+
 def _pull_parts(key, meta, body, target):
     """The items (see ``batched``) asking for every part of ``key`` for ``target``."""
     return [(part, key, body, None, (part.stop - part.start) * meta.dtype.itemsize, target)
