@@ -1,5 +1,7 @@
 """Helpers for Gluon tests: a float64 gradient check of whole Blocks, and float32
 gradients of whole networks against float64."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -92,18 +94,65 @@ def _clip_replay(xp, data, sides, kwargs):
     return out.astype(data.dtype), lambda dy: (dy * inside,)
 
 
+def _is_max_pool(kw):
+    return (kw.get('pool_type', 'max') == 'max' and not kw.get('global_pool')
+            and kw.get('layout') in (None, 'NCW', 'NCHW', 'NCDHW'))
+
+
+def _max_pool_windows(xp, data, kw):
+    """Each kernel offset's window of max pooling as a strided view of the padded input
+    (stacked), the padded shape, and the slices of each offset and of the unpadded input."""
+    dims = data.ndim - 2
+    kernel = tuple(kw['kernel']) if not isinstance(kw['kernel'], int) else (kw['kernel'],) * dims
+    stride = tuple(kw.get('stride') or (1,) * dims)
+    pad = tuple(kw.get('pad') or (0,) * dims)
+    out_sp, extra = [], []
+    for n, k, s, p in zip(data.shape[2:], kernel, stride, pad):
+        span = n + 2 * p - k
+        o = (-(-span // s) if kw.get('pooling_convention') == 'full' else span // s) + 1
+        out_sp.append(o)
+        extra.append(max(0, (o - 1) * s + k - (n + 2 * p)))
+    padded = xp.full(data.shape[:2] + tuple(n + 2 * p + e for n, p, e in
+                                            zip(data.shape[2:], pad, extra)),
+                     xp.finfo(data.dtype).min, dtype=data.dtype)
+    unpad = (slice(None),) * 2 + tuple(slice(p, p + n) for p, n in zip(pad, data.shape[2:]))
+    padded[unpad] = data
+    slices = [(slice(None),) * 2 + tuple(slice(o, o + s * (m - 1) + 1, s)
+                                         for o, s, m in zip(off, stride, out_sp))
+              for off in itertools.product(*(range(k) for k in kernel))]
+    return xp.stack([padded[sl] for sl in slices]), padded.shape, slices, unpad
+
+
+def _max_pool_sides(xp, data, kwargs):
+    # the offset each output takes: the first of the largest, as the op breaks ties
+    return (_max_pool_windows(xp, data, kwargs)[0].argmax(axis=0),)
+
+
+def _max_pool_replay(xp, data, sides, kwargs):
+    taken, = sides
+    windows, padded_shape, slices, unpad = _max_pool_windows(xp, data, kwargs)
+
+    def backward(dy):
+        grad = xp.zeros(padded_shape, dtype=dy.dtype)
+        for i, sl in enumerate(slices):
+            grad[sl] += dy * (taken == i)
+        return (grad[unpad],)
+    return xp.take_along_axis(windows, taken[None], axis=0)[0], backward
+
+
 # op name -> (is this call a kink?, which side of its kinks each input is on, the op
-# computed with given sides)
+# computed with given sides); max pooling's kinks are its ties
 _KINKS = {
     'relu': (lambda kw: True, _relu_sides, _relu_replay),
     'Activation': (lambda kw: kw.get('act_type') == 'relu', _relu_sides, _relu_replay),
     'clip': (lambda kw: True, _clip_sides, _clip_replay),
+    'Pooling': (_is_max_pool, _max_pool_sides, _max_pool_replay),
 }
 
 
 class KinkDecisions:
-    """Records on which side of its kinks every input of ReLU and clip lay in one pass
-    and replays those decisions in a later pass.
+    """Records on which side of its kinks every input of ReLU, clip and max pooling lay
+    in one pass and replays those decisions in a later pass.
 
     An input within float32 rounding of a kink can land on either side of it, in
     PyTorch as here; its gradient then differs by that element's whole output gradient.
@@ -166,8 +215,8 @@ def relative_errors(single, double):
 
 def compare_float32_float64(net, run):
     """``run(dtype)`` (a dict of numpy arrays) with ``net`` cast to float32, then to
-    float64 with float32's decisions at the kinks of ReLU and clip; returns the
-    ``relative_errors`` of the two and the ``KinkDecisions``. ``net`` is left in
+    float64 with float32's decisions at the kinks of ReLU, clip and max pooling; returns
+    the ``relative_errors`` of the two and the ``KinkDecisions``. ``net`` is left in
     float64."""
     results = {}
     with KinkDecisions() as kinks:
