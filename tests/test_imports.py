@@ -4,6 +4,7 @@ them), no two modules import each other through any chain (imports inside functi
 count: they are how cycles hide), CuPy is imported by ``backend.py`` alone and numba by
 ``ndarray/ops/compiled.py`` alone."""
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -26,12 +27,19 @@ def _modules():
     return found
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path):
+    """The parsed module at ``path`` (each test walks every module; parse each once)."""
+    with open(path) as f:
+        return ast.parse(f.read(), path)
+
+
 def _imports(name, path, modules):
     """{package module: line of its first import} for the modules that module ``name``
     (at ``path``) names in an import."""
     package = name if path.endswith('__init__.py') else name.rpartition('.')[0]
     targets = {}
-    for node in ast.walk(ast.parse(open(path).read(), path)):
+    for node in ast.walk(_tree(path)):
         found = set()
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -72,12 +80,17 @@ def _find_cycle(graph):
     return None
 
 
-def test_the_module_graph_has_no_cycle():
+@functools.lru_cache(maxsize=None)
+def _graph():
+    """{module: {imported module: line}} of the whole package."""
     modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def test_the_module_graph_has_no_cycle():
     # a package's __init__ importing its own modules is how a package is assembled; the
     # other way round (a module importing its package) would close a loop
-    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
-    cycle = _find_cycle(graph)
+    cycle = _find_cycle(_graph())
     assert cycle is None, 'import cycle: %s' % ' -> '.join(cycle)
 
 
@@ -148,12 +161,12 @@ def _against_the_layers(graph, layers):
     return bad
 
 
+@functools.lru_cache(maxsize=None)
 def _short_graph():
     """({module: {imported module: line}}, {module: path}) with short names."""
-    modules = _modules()
-    graph = {_short(n): {_short(t): line for t, line in _imports(n, path, modules).items()}
-             for n, path in modules.items()}
-    return graph, {_short(n): os.path.relpath(path, REPO) for n, path in modules.items()}
+    graph = {_short(n): {_short(t): line for t, line in imports.items()}
+             for n, imports in _graph().items()}
+    return graph, {_short(n): os.path.relpath(path, REPO) for n, path in _modules().items()}
 
 
 def _describe(bad, graph, paths, layers):
@@ -219,7 +232,7 @@ def _compiled_kernels(path):
     """True for a module of kernels compiled by numba (it imports ``compiled.kernel``)."""
     return any(isinstance(node, ast.ImportFrom) and node.module == 'compiled'
                and any(a.name == 'kernel' for a in node.names)
-               for node in ast.walk(ast.parse(open(path).read(), path)))
+               for node in ast.walk(_tree(path)))
 
 
 def test_every_module_imports_in_a_fresh_interpreter():
@@ -234,14 +247,23 @@ def test_every_module_imports_in_a_fresh_interpreter():
     assert out.returncode == 0, out.stderr
 
 
+@functools.lru_cache(maxsize=None)
+def _top_level_imports(path):
+    """The first part of every name the module at ``path`` imports (``numba`` for
+    ``numba.core``), anywhere in it."""
+    names = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split('.')[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names.add((node.module or '').split('.')[0])
+    return names
+
+
 def _only_one_module_imports(packages, door):
     for name, path in _modules().items():
-        if name == door:
-            continue
-        for node in ast.walk(ast.parse(open(path).read(), path)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ''] if isinstance(node, ast.ImportFrom) else []
-            assert not any(n.split('.')[0] in packages for n in names), (
+        if name != door:
+            assert not _top_level_imports(path) & set(packages), (
                 '%s imports %s; ask %s instead' % (name, packages[0], door))
 
 
