@@ -69,17 +69,14 @@ class Scheduler(ServerFailover, Rebuild):
             log.info('scheduler: listening on %s:%d for %d servers and %d workers',
                      *self.van.endpoint, self.cfg.num_server, self.cfg.num_worker)
         self.done.wait()
-        # the last messages (the workers' finish replies, the news of a failure) must
-        # arrive: with PS_RESEND, give them a few re-sends (a stopped worker never
-        # acknowledges, hence the bound)
-        last = [(dest, msg) for dest, msg in self._last_words if msg.cmd != 'terminate']
-        self.van.drain(min(self.cfg.heartbeat_timeout, 5 * self.cfg.resend_timeout), last)
-        # a server exits only on its terminate; it gives up on a silent scheduler after the
-        # heartbeat timeout, so re-sending that long loses nothing (a lossy link can drop
-        # more than five in a row)
+        # the last messages (the workers' finish replies, the news of a failure, the live
+        # servers' terminates) must arrive: with PS_RESEND, re-send them until each is
+        # acknowledged or its node exited (its acknowledgement lost), for at most the
+        # heartbeat timeout, after which a node gives up on a silent scheduler anyway (a
+        # lossy link can drop many in a row)
         live = {n for n in self._group('server') if self.nodes[n]['lost_since'] is None}
-        self.van.drain(self.cfg.heartbeat_timeout, [(dest, msg) for dest, msg in self._last_words
-                                                    if dest in live])
+        self.van.drain(self.cfg.heartbeat_timeout, [
+            (dest, msg) for dest, msg in self._last_words if msg.cmd != 'terminate' or dest in live])
         self.van.settle(0.2)  # let the last messages leave
         self.van.stop()
         return self.exit_code

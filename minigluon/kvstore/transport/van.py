@@ -137,6 +137,9 @@ class Van(Transport):
         self._last_seq = {}      # peer -> last sequence number sent to it
         self._channel = {}       # peer name -> the name it was first reached by (aliases)
         self._unacked = {}       # (channel, seq) -> [dest, frames, last send time]
+        # channels whose peer closed its connection to us (ROUTER_MANDATORY refused a
+        # message): drain stops waiting for their acknowledgements until they speak again
+        self._closed = set()
         self._inboxes = {}       # session id -> _Inbox
         self._timers = []        # [next time, period, fn]
         self._poller = zmq.Poller()
@@ -271,14 +274,16 @@ class Van(Transport):
     def drain(self, timeout, messages=None):
         """Wait (at most ``timeout`` s) until each of ``messages`` ((destination, Message)
         pairs as given to ``send``) and everything sent to their peers before them, or
-        every re-sendable message, was acknowledged."""
+        every re-sendable message, was acknowledged, or its peer closed its connection
+        (a node that exited after its last message came: its acknowledgement was lost)."""
         deadline = time.monotonic() + timeout
         while self.cfg.resend and time.monotonic() < deadline and self._awaiting(messages):
             time.sleep(0.01)
 
     def _awaiting(self, messages):
+        closed = self._closed
         if messages is None:
-            return bool(self._unacked)
+            return any(channel not in closed for channel, _ in list(self._unacked))
         # (a message is numbered when it goes out: 0 until then.) One acknowledged is not
         # enough: the peer hands messages over in order, so one that arrived may wait for
         # an earlier one still being sent again, which must arrive too.
@@ -288,7 +293,7 @@ class Van(Transport):
                 return True
             channel = self._channel.get(dest, dest)
             last[channel] = max(last.get(channel, 0), msg.seq)
-        return any(channel in last and seq <= last[channel]
+        return any(channel in last and seq <= last[channel] and channel not in closed
                    for channel, seq in list(self._unacked))  # (written by the I/O thread)
 
     def _post(self, item):
@@ -465,6 +470,8 @@ class Van(Transport):
         except zmq.ZMQError as exc:
             # ROUTER_MANDATORY: the peer is gone; heartbeats will report it
             log.debug('%s: cannot send to %s: %s', self.name, dest, exc)
+            if exc.errno == zmq.EHOSTUNREACH:
+                self._closed.add(self._channel.get(dest, dest))
 
     def _run(self):
         try:
@@ -669,6 +676,7 @@ class Van(Transport):
         self._sessions.confirm(link)
         link.peer = msg.src
         self.heard[msg.src] = time.monotonic()
+        self._closed.discard(self._channel.get(msg.src, msg.src))
         if rid is not None and (msg.src not in self._routes or
                                 self._routes[msg.src][0] is self._router):
             self._routes[msg.src] = (sock, rid)

@@ -154,3 +154,26 @@ def test_a_replayed_hello_is_granted_its_session_again_not_a_new_one():
     finally:
         peer.close()
         server.van.stop()
+
+
+def test_drain_stops_waiting_for_a_peer_that_closed_its_connection():
+    # a node that exited after its last message came: its acknowledgement was lost, and
+    # waiting out the whole timeout for it only delays the end of the job
+    extra = dict(resend=True, resend_timeout=0.05)
+    server = Receiver(config(**extra), 'server:0')
+    client = Van(config(role='worker', **extra), 'worker:0', lambda msg: None)
+    try:
+        client.start()
+        client.connect('server:0', *server.van.endpoint)
+        client.send('server:0', Message('push', '', key=1))
+        assert server.wait_for(1) == [('worker:0', 1)]
+        client.drain(5)
+        client.stop()
+        last = Message('push', '', key=2)
+        server.van.send('worker:0', last)
+        started = time.monotonic()
+        server.van.drain(10, [('worker:0', last)])
+        assert time.monotonic() - started < 3
+    finally:
+        client.stop()
+        server.van.stop()
