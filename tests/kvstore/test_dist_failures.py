@@ -164,8 +164,7 @@ store = kv.create('dist_sync')
 r = store.rank
 store.init('w', nd.zeros((4,)))
 sums = []
-deadline = time.monotonic() + 4            # long enough for many repaired gaps
-while time.monotonic() < deadline or len(sums) < 3:
+for _ in range(5):            # (as many rounds on both workers: a round waits for both)
     store.push('w', nd.ones((4,)) * (r + 1))
     out = nd.zeros((4,))
     store.pull('w', out=out)
@@ -177,17 +176,18 @@ print('RESULT', json.dumps(sums))
 
 
 def test_half_the_messages_lost_and_repaired_never_make_a_live_node_look_dead(tmp_path):
-    # every other message is dropped and re-sent a second later, so a sender's later
-    # messages often wait seconds for a re-sent one before them: they show it alive
-    # (the default 10 s timeout: with half of all messages lost, 3 s of silence from a
-    # live node happens by chance in a fair share of runs, whatever the repair does)
-    env = {'PS_DROP_MSG': '50', 'PS_RESEND': '1', 'PS_RESEND_TIMEOUT': '1000',
-           'PS_HEARTBEAT_INTERVAL': '0.5', 'PS_HEARTBEAT_TIMEOUT': '10'}
+    # every other message is dropped and re-sent 250 ms later, so a sender's later
+    # messages often wait a second for a re-sent one before them: they show it alive
+    # (the defaults' proportions, a quarter of each: a timeout of ten re-sends and twenty
+    # heartbeats; with half of all messages lost, six heartbeats' silence from a live node
+    # happens by chance in a fair share of runs, whatever the repair does)
+    env = {'PS_DROP_MSG': '50', 'PS_RESEND': '1', 'PS_RESEND_TIMEOUT': '250',
+           'PS_HEARTBEAT_INTERVAL': '0.125', 'PS_HEARTBEAT_TIMEOUT': '2.5'}
     with Cluster(tmp_path, HALF_LOST, num_workers=2, num_servers=1, env=env) as job:
         job.assert_success(timeout=120)
         for rank in range(2):
             sums = results(job, 'worker:%d' % rank)[0]
-            assert len(sums) >= 3 and all(s == [3.0] * 4 for s in sums)
+            assert len(sums) == 5 and all(s == [3.0] * 4 for s in sums)
 
 
 SHORT_JOB = '''
