@@ -9,6 +9,7 @@ import json
 import os
 import queue
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -334,7 +335,9 @@ def network_namespaces(count, tag='mg'):
     starts their names. Yields (bridge name, bridge address, [NetnsHost]). Everything
     is removed afterwards, processes left in them killed, even on failure."""
     tag = '%s%d' % (tag, os.getpid() % 100000)
-    subnet = '10.200.%d' % random.randrange(1, 250)
+    # a subnet no other test's bridge has (the suite's workers make hosts at once)
+    taken = set(re.findall(r'inet 10\.200\.(\d+)\.', _ip('-o', '-4', 'addr', 'show').stdout))
+    subnet = '10.200.%d' % random.choice([n for n in range(1, 250) if str(n) not in taken])
     bridge, bridge_address = tag + 'br', subnet + '.1'
     namespaces = []
     try:
