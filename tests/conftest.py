@@ -26,13 +26,14 @@ from minigluon.ndarray.ops import compiled
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The README runs the suite with ``-n auto`` (pytest-xdist): one worker process per core,
-# at most this many (a quarter of the tests start a whole job of several processes).
+# at most this many (many tests start a whole job of several processes).
 MAX_WORKERS = 4
 # Thread pools sized by the library for the whole machine, in every worker at once,
 # would contend for the cores (measured on 2 cores: 488 s with them, 383 s without).
 _THREAD_VARIABLES = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')
 
 
+@pytest.hookimpl(optionalhook=True)   # (a hook of pytest-xdist, when it is installed)
 def pytest_xdist_auto_num_workers(config):
     cores = os.cpu_count() or 1
     return 0 if cores < 2 else min(cores, MAX_WORKERS)
@@ -47,6 +48,8 @@ def pytest_configure(config):
     threads = max(1, (os.cpu_count() or 1) // max(1, int(workers)))
     for name in _THREAD_VARIABLES:
         os.environ.setdefault(name, str(threads))  # (read by each worker as numpy loads)
+
+
 _NO_GPU = 'no GPU: CuPy with a visible CUDA device is needed'
 
 
