@@ -25,6 +25,10 @@ from . import initializer as init
 from . import optimizer
 from . import kvstore
 from . import kvstore as kv
+# Under DMLC_ROLE=server or scheduler, importing minigluon serves that role and exits,
+# before the layers above the kvstore load (a quarter of the import: they serve no role).
+from .kvstore.ps.roles import serve_if_asked as _serve_if_asked
+_serve_if_asked()
 from . import test_utils
 from . import lr_scheduler
 from . import metric
@@ -55,7 +59,3 @@ def __getattr__(name):
     # modules of MXNet 1.x that minigluon leaves out: an error saying what to use instead
     from ._missing import MODULES, missing
     raise missing('minigluon', MODULES, name)
-
-# Under DMLC_ROLE=server or scheduler, importing minigluon serves that role and exits.
-from .kvstore.ps.roles import serve_if_asked as _serve_if_asked  # noqa: E402
-_serve_if_asked()
