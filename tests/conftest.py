@@ -33,9 +33,16 @@ MAX_WORKERS = 4
 _THREAD_VARIABLES = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')
 
 
+def _cores():
+    """The cores this process may run on (a container's or taskset's, not the host's)."""
+    if hasattr(os, 'sched_getaffinity'):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 @pytest.hookimpl(optionalhook=True)   # (a hook of pytest-xdist, when it is installed)
 def pytest_xdist_auto_num_workers(config):
-    cores = os.cpu_count() or 1
+    cores = _cores()
     return 0 if cores < 2 else min(cores, MAX_WORKERS)
 
 
@@ -45,7 +52,7 @@ def pytest_configure(config):
         return      # (no workers, or this is one: its threads were set before it started)
     if isinstance(workers, str):   # ('auto' or 'logical', where not yet resolved)
         workers = pytest_xdist_auto_num_workers(config)
-    threads = max(1, (os.cpu_count() or 1) // max(1, int(workers)))
+    threads = max(1, _cores() // max(1, int(workers)))
     for name in _THREAD_VARIABLES:
         os.environ.setdefault(name, str(threads))  # (read by each worker as numpy loads)
 
