@@ -237,4 +237,3 @@ def cifar10_dist_job(tmp_path_factory):
     (folder / 'job.log').write_text(proc.stdout)
     return types.SimpleNamespace(folder=folder, output=proc.stdout,
                                  command=cifar10_dist_command, env=example_env)
-

@@ -3,8 +3,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+from ..cluster import ROOT
 
 
 def test_a_role_is_served_before_the_layers_above_the_kvstore_load():
