@@ -453,11 +453,12 @@ class Server(Replication, Node):
     def _answer_pulls(self, key, part, slot):
         """Answer the pulls waiting for rounds that are complete, once the backup (if any)
         holds every round before (see ``_ready``)."""
-        ready = [p for p in slot.pulls if self._ready(slot, p[2])]
-        if ready:
-            slot.pulls = [p for p in slot.pulls if not self._ready(slot, p[2])]
-            for src, req, number in ready:
-                self._send_value(src, req, key, part, slot, number)
+        ready, waiting = [], []
+        for pull in slot.pulls:
+            (ready if self._ready(slot, pull[2]) else waiting).append(pull)
+        slot.pulls = waiting
+        for src, req, number in ready:
+            self._send_value(src, req, key, part, slot, number)
 
     def _on_release(self, msg):
         """A worker is in ``Trainer.step`` and its pushes have all arrived (worker 0's
