@@ -248,9 +248,9 @@ class Replication:
         for rank in body.get('ranges', []):
             key_range = self.mirrors.pop(rank, None) or KeyRange(rank)
             for where, slot in key_range.slots.items():
-                # the open rounds died with the primary: the workers push them again
-                slot.received = {r: slot.round for r in range(self.cfg.num_worker)} \
-                    if self.sync or slot.plain else slot.received
+                if self.sync or slot.plain:
+                    # the open rounds died with the primary: the workers push them again
+                    slot.received = {r: slot.round for r in range(self.cfg.num_worker)}
                 slot.released = slot.round
                 slot.released_by = {}
                 self.slots[where] = slot
