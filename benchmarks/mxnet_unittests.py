@@ -4,7 +4,8 @@ Usage::
 
     python benchmarks/mxnet_unittests.py --mxnet-repo PATH [--branch v1.x] [--keep DIR]
                                          [--files test_symbol,...]
-                                         [pytest args, e.g. -k trainer]
+                                         [--mxnet-python PYTHON_WITH_MXNET_1.9.1]
+                                         [pytest args, e.g. -k trainer, -n 2]
 
 ``PATH`` is a git clone of apache/mxnet (nothing is downloaded). The test files the
 Gluon API covers are copied out of ``--branch`` with ``tests/python/common/models.py``
@@ -13,7 +14,10 @@ and ``tests/python/unittest/common.py``, a conftest makes ``import mxnet`` (and 
 in scope or out of scope by what its source uses: the parts minigluon leaves out by
 design or has not reached yet (sparse storage, the LibSVM iterator, detection, contrib
 outside the sequence files, profiler, engine, the C API, ``mx.np``/``mx.npx``, GPUs;
-symbols, executors and Module outside ``SYMBOL_FILES``) put a test out of scope.
+symbols, executors and Module outside ``SYMBOL_FILES``) put a test out of scope. With
+``--mxnet-python`` the same files also run under real MXNet 1.9.1, and a test that fails
+there too (its own code broken by numpy 1.23, for instance) is counted apart, as one MXNet
+skips is.
 
 The files MXNet's tests download from data.mxnet.io (``test_images.tar.gz``,
 ``cifar10.zip``, ``mnist.zip``) cannot be fetched here: pytest runs with ``http_proxy``
@@ -62,8 +66,9 @@ SYMBOL_FILES = frozenset(['test_symbol', 'test_infer_shape', 'test_executor', 't
 # The files of recurrent cells and control flow: there ``rnn`` and ``contrib`` (its rnn
 # cells, foreach, while_loop, cond) are the subject, and graphs leave through export.
 SEQUENCE_FILES = frozenset(['test_gluon_rnn', 'test_rnn', 'test_contrib_control_flow'])
-# The files where ``contrib`` is the subject: the sequence files and the contrib operators.
-CONTRIB_FILES = SEQUENCE_FILES | {'test_contrib_operator'}
+# The files where ``contrib`` is the subject: the sequence files and the operator files,
+# whose contrib operators (detection, attention, deformable convolution ...) are built.
+CONTRIB_FILES = SEQUENCE_FILES | {'test_operator', 'test_contrib_operator'}
 
 # What a test's own source mentions when it exercises a part left out by design.
 LEFT_OUT = (r'stype|sparse|row_sparse|\bcsr\b|mxsps|mx\.np\b|_mx_np|\bnpx\b|use_np|'
@@ -75,7 +80,7 @@ OUT_OF_SCOPE_IN_CONTRIB_FILES = re.compile(LEFT_OUT)
 SYMBOLIC = re.compile(
     r'mx\.sym\b|mx\.symbol|\bsym\.|symbol\.|\.bind\(|simple_bind|mx\.mod\b|\.Module\(')
 
-CONFTEST = '''
+ALIAS = '''
 import importlib, importlib.abc, importlib.util, sys
 
 
@@ -97,7 +102,10 @@ class MXNetIsMinigluon(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 sys.meta_path.insert(0, MXNetIsMinigluon())
+'''
 
+# What both runs (minigluon's and, with --mxnet-python, MXNet's own) need.
+COMMON_CONFTEST = '''
 # a helper test_module imports, not a test file of the selection
 collect_ignore = ['test_bucketing.py']
 
@@ -115,6 +123,7 @@ def nose_class_fixtures(request):
     if cls is not None and hasattr(cls, 'teardownClass'):
         cls.teardownClass()
 '''
+CONFTEST = ALIAS + COMMON_CONFTEST
 
 
 def git_show(repo, branch, path):
@@ -204,6 +213,10 @@ def _mnist_images(count):
     return struct.pack('>IIII', 2051, count, 28, 28) + images.tobytes()
 
 
+# What a test file mentions when it downloads MXNet's data (then the stand-ins are made).
+DOWNLOADS = re.compile(r'mnist|cifar|download|data\.mxnet\.io', re.I)
+
+
 class StandInProxy(http.server.SimpleHTTPRequestHandler):
     """An HTTP proxy that answers ``http://data.mxnet.io/<path>`` from its folder."""
 
@@ -230,6 +243,10 @@ def main():
     parser.add_argument('--branch', default='v1.x')
     parser.add_argument('--keep', help='write the tests and the report into this folder')
     parser.add_argument('--timeout', type=int, default=300, help='seconds per test')
+    parser.add_argument('--mxnet-python',
+                        help='a Python with MXNet 1.9.1 (and pytest, pytest-timeout, pynose, '
+                             'scipy): the same tests run there too, and those that fail '
+                             'under MXNet itself are counted apart')
     parser.add_argument('--count-only', action='store_true',
                         help="count the report of an earlier run in --keep's folder again")
     parser.add_argument('--files', help='run only these test files (comma-separated names '
@@ -243,74 +260,108 @@ def main():
             parser.error('--files: %s are not among %s' % (unknown, TEST_FILES))
 
     work = args.keep or tempfile.mkdtemp(prefix='mxnet-unittests-')
-    os.makedirs(work, exist_ok=True)
     scope = {}
-    for name in files:
-        source = git_show(args.mxnet_repo, args.branch, 'tests/python/unittest/%s.py' % name)
-        with open(os.path.join(work, name + '.py'), 'w') as f:
-            f.write(source)
+    sources = {name: git_show(args.mxnet_repo, args.branch,
+                              'tests/python/unittest/%s.py' % name) for name in files}
+    for name, source in sources.items():
         for test, body in test_sources(source).items():
             left_out = (OUT_OF_SCOPE_IN_CONTRIB_FILES if name in CONTRIB_FILES
                         else OUT_OF_SCOPE)
             scope['%s::%s' % (name, test)] = left_out.search(body) is None and (
                 name in SYMBOL_FILES or SYMBOLIC.search(body) is None)
-    for path, target in [('tests/python/unittest/common.py', 'common.py'),
-                         ('tests/python/common/models.py', 'models.py')]:
-        with open(os.path.join(work, target), 'w') as f:
-            f.write(git_show(args.mxnet_repo, args.branch, path))
-    # test_module imports two helpers from ../train/test_bucketing.py (found beside it
-    # here), whose mixed-precision import (contrib.amp) is out of scope: made optional
-    bucketing = git_show(args.mxnet_repo, args.branch, 'tests/python/train/test_bucketing.py')
-    with open(os.path.join(work, 'test_bucketing.py'), 'w') as f:
-        f.write(bucketing.replace('from mxnet.contrib.amp import amp',
-                                  'try:\n    from mxnet.contrib.amp import amp\n'
-                                  'except ImportError:\n    amp = None'))
-    with open(os.path.join(work, 'conftest.py'), 'w') as f:
-        f.write(CONFTEST)
-
-    report = os.path.join(work, 'report.xml')
+    write_tests(args.mxnet_repo, args.branch, sources, work, CONFTEST)
+    runs = [(work, sys.executable)]
+    if args.mxnet_python:
+        # the same files under real MXNet, in a folder of their own without the alias
+        write_tests(args.mxnet_repo, args.branch, sources, os.path.join(work, 'mxnet'),
+                    COMMON_CONFTEST)
+        runs.append((os.path.join(work, 'mxnet'), args.mxnet_python))
     if not args.count_only:
         served = os.path.join(work, 'stand-ins')
-        make_stand_ins(served)
+        if any(DOWNLOADS.search(source) for source in sources.values()):
+            make_stand_ins(served)
         proxy = start_proxy(served)
         env = dict(os.environ, http_proxy='http://127.0.0.1:%d' % proxy.server_address[1])
         env.pop('no_proxy', None)
         env.pop('NO_PROXY', None)
-        subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-                        '--timeout', str(args.timeout), '--junitxml', report] + pytest_args
-                       + [name + '.py' for name in files], cwd=work, env=env)
+        for folder, python in runs:
+            subprocess.run([python, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
+                            '--timeout', str(args.timeout), '--junitxml', 'report.xml']
+                           + pytest_args + [name + '.py' for name in files],
+                           cwd=folder, env=env)
         proxy.shutdown()
 
-    outcome = {key: 'failed' for key in scope}   # a file that cannot import fails every test
-    for case in ET.parse(report).getroot().iter('testcase'):
-        key = '%s::%s' % (case.get('classname').replace('.', '::'), case.get('name'))
-        if key not in scope:
-            continue
-        if case.find('skipped') is not None:
-            outcome[key] = 'skipped'
-        elif case.find('failure') is not None or case.find('error') is not None:
-            outcome[key] = 'failed'
-        else:
-            outcome[key] = 'passed'
-    # A test MXNet itself skips (unittest.skip, no GPU) says nothing either way: it is
-    # counted apart, and the share is of the tests that ran.
-    print('\n%-28s %9s %8s %7s %7s' % ('file', 'in scope', 'skipped', 'passed', 'share'))
-    totals = [0, 0, 0]
+    outcome = outcomes(os.path.join(work, 'report.xml'), files, scope)
+    in_mxnet = (outcomes(os.path.join(work, 'mxnet', 'report.xml'), files, scope)
+                if args.mxnet_python else {})
+    # A test MXNet itself skips (unittest.skip, no GPU) says nothing either way, and
+    # neither does one that fails under MXNet 1.9.1 in its own environment (with
+    # --mxnet-python; e.g. test code that numpy 1.23 rejects): both are counted apart,
+    # and the share is of the rest that ran. A test -k deselected is not counted.
+    print('\n%-28s %9s %8s %8s %7s %7s' % ('file', 'in scope', 'skipped', 'MXNet too',
+                                           'passed', 'share'))
+    totals = [0, 0, 0, 0]
     for name in files:
-        keys = [k for k in scope if k.startswith(name + '::') and scope[k]]
+        keys = [k for k in scope if k.startswith(name + '::') and scope[k]
+                and outcome[k] != 'not run']
         skipped = sum(outcome[k] == 'skipped' for k in keys)
-        passed = sum(outcome[k] == 'passed' for k in keys)
-        for i, n in enumerate((len(keys), skipped, passed)):
-            totals[i] += n
-        print('%-28s %9d %8d %7d %6.0f%%' % (name, len(keys), skipped, passed,
-                                             100.0 * passed / max(len(keys) - skipped, 1)))
-    print('%-28s %9d %8d %7d %6.0f%%' % ('all', totals[0], totals[1], totals[2],
-                                         100.0 * totals[2] / max(totals[0] - totals[1], 1)))
+        broken = sum(outcome[k] != 'skipped' and in_mxnet.get(k) == 'failed' for k in keys)
+        passed = sum(outcome[k] == 'passed' and in_mxnet.get(k) != 'failed' for k in keys)
+        counts = (len(keys), skipped, broken, passed)
+        totals = [t + n for t, n in zip(totals, counts)]
+        print_row(name, counts)
+    print_row('all', totals)
     failing = sorted(k for k in scope if scope[k] and outcome[k] == 'failed')
     with open(os.path.join(work, 'in_scope_not_passing.txt'), 'w') as f:
-        f.write('\n'.join(failing) + '\n')
+        f.write(''.join('%s%s\n' % (k, '  (fails in MXNet too)' if in_mxnet.get(k) == 'failed'
+                                     else '') for k in failing))
     print('\nin scope and failing: %s' % os.path.join(work, 'in_scope_not_passing.txt'))
 
+
+def write_tests(repo, branch, sources, folder, conftest):
+    """The test files, their helper modules and ``conftest`` into ``folder``."""
+    os.makedirs(folder, exist_ok=True)
+    for name, source in sources.items():
+        with open(os.path.join(folder, name + '.py'), 'w') as f:
+            f.write(source)
+    for path, target in [('tests/python/unittest/common.py', 'common.py'),
+                         ('tests/python/common/models.py', 'models.py')]:
+        with open(os.path.join(folder, target), 'w') as f:
+            f.write(git_show(repo, branch, path))
+    # test_module imports two helpers from ../train/test_bucketing.py (found beside it
+    # here), whose mixed-precision import (contrib.amp) is out of scope: made optional
+    bucketing = git_show(repo, branch, 'tests/python/train/test_bucketing.py')
+    with open(os.path.join(folder, 'test_bucketing.py'), 'w') as f:
+        f.write(bucketing.replace('from mxnet.contrib.amp import amp',
+                                  'try:\n    from mxnet.contrib.amp import amp\n'
+                                  'except ImportError:\n    amp = None'))
+    with open(os.path.join(folder, 'conftest.py'), 'w') as f:
+        f.write(conftest)
+
+
+def outcomes(report, files, scope):
+    """Test key -> 'passed', 'failed', 'skipped' or 'not run' from a JUnit ``report``. A
+    file that cannot be collected fails every one of its tests."""
+    outcome = {key: 'not run' for key in scope}
+    for case in ET.parse(report).getroot().iter('testcase'):
+        failed = case.find('failure') is not None or case.find('error') is not None
+        if not case.get('classname') and case.get('name') in files and failed:
+            for key in scope:
+                if key.startswith(case.get('name') + '::'):
+                    outcome[key] = 'failed'
+            continue
+        key = '%s::%s' % (case.get('classname').replace('.', '::'), case.get('name'))
+        if key in scope:
+            outcome[key] = ('skipped' if case.find('skipped') is not None
+                            else 'failed' if failed else 'passed')
+    return outcome
+
+
+def print_row(name, counts):
+    total, skipped, broken, passed = counts
+    print('%-28s %9d %8d %8d %7d %6.0f%%' % (
+        name, total, skipped, broken, passed,
+        100.0 * passed / max(total - skipped - broken, 1)))
 
 if __name__ == '__main__':
     main()
