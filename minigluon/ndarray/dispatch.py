@@ -268,10 +268,11 @@ def invoke(op, inputs, params, ctx=None):
     out_ctx = op.output_context(params) if op.output_context else ctx
     wrap = type(ref)
     single = not isinstance(result, (tuple, list))
-    if single:  # MXNet has no 0-d arrays
-        outs = [wrap(result.reshape(1) if result.ndim == 0 else result, out_ctx)]
+    flat = not op.zero_dim  # MXNet 1.x's ops but a few give no 0-d arrays
+    if single:
+        outs = [wrap(result.reshape(1) if flat and result.ndim == 0 else result, out_ctx)]
     else:
-        outs = [wrap(r.reshape(1) if r.ndim == 0 else r, out_ctx) for r in result]
+        outs = [wrap(r.reshape(1) if flat and r.ndim == 0 else r, out_ctx) for r in result]
     if needs_grad is not None and any(needs_grad):
         out_raw = (outs[0]._data,) if single else tuple(o._data for o in outs)
         attach_node(backward, inputs, outs, op.name, (raw, params, out_raw, wrap, ctx, out_ctx))

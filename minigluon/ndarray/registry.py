@@ -21,6 +21,9 @@ for a dimension not known yet, and its parameters, it fills in what the op impli
 for a ``PendingArray`` input: a Parameter whose shape waits for its first use. Graph
 shape inference also passes ``out_shapes`` (what is known of the outputs' shapes), from
 which a rule may fill in its inputs too (a convolution's batch size from its output's).
+Graph shape inference learns an op's output shapes by running its kernel on zeros,
+unless the op has an output rule (``output_shape_rule``): ops whose kernel costs a whole
+computation (the fused RNN) have one.
 """
 from ..base import MXNetError
 from ..registry import Registry
@@ -33,17 +36,21 @@ class OpDef:
     """One registered op: its forward, how many array inputs it takes, and flags."""
     __slots__ = ('name', 'forward', 'num_inputs', 'differentiable', 'output_context',
                  'takes_needs_grad', 'input_names', 'param_names', 'num_required_inputs',
-                 'infer_shape')
+                 'infer_shape', 'zero_dim', 'output_shapes', 'choices', 'infer_dtype')
 
     def __init__(self, name, forward, num_inputs, differentiable, output_context,
-                 takes_needs_grad=False):
+                 takes_needs_grad=False, zero_dim=False, choices=None):
         self.name = name
+        self.choices = dict(choices or {})  # parameter -> the values it may take
+        self.zero_dim = zero_dim  # its 0-d outputs stay 0-d (else they are made (1,))
         self.forward = forward
         self.num_inputs = num_inputs  # an int, or None for variadic (concat, stack, ...)
         self.differentiable = differentiable
         self.output_context = output_context
         self.takes_needs_grad = takes_needs_grad
         self.infer_shape = None  # set by shape_rule
+        self.output_shapes = None  # set by output_shape_rule
+        self.infer_dtype = None  # set by dtype_rule
         code = forward.__code__
         first = 1 + (num_inputs or 0)
         self.input_names = code.co_varnames[1:first]
@@ -61,17 +68,21 @@ class OpDef:
 
 
 def register(name, num_inputs=1, differentiable=True, output_context=None,
-             takes_needs_grad=False):
+             takes_needs_grad=False, zero_dim=False, choices=None):
     """Decorator adding ``forward`` to the op table under ``name``.
 
     ``num_inputs`` leading positional arguments are arrays (None: all positional
     arguments are). ``output_context(params)`` gives the outputs' context for ops
     that move data; by default outputs live where the inputs are.
     ``takes_needs_grad``: pass the keyword ``needs_grad`` (see the module docstring).
+    ``zero_dim``: a 0-d output stays 0-d, for the few ops whose results MXNet 1.x gives
+    shape () (``contrib.allclose``); the others' become shape (1,).
+    ``choices``: ``{parameter: values}`` for parameters that take one of a few values
+    (what ``mx.operator.get_operator_arguments`` reports).
     """
     def deco(forward):
         _OPS.add(name, OpDef(name, forward, num_inputs, differentiable, output_context,
-                             takes_needs_grad))
+                             takes_needs_grad, zero_dim, choices))
         return forward
     return deco
 
@@ -88,6 +99,35 @@ def shape_rule(*names):
     def deco(rule):
         for name in names:
             get_op(name).infer_shape = rule
+        return rule
+    return deco
+
+
+def output_shape_rule(*names):
+    """Decorator giving the ops ``names`` an output rule.
+
+    The rule is called with one shape per input (all known; None for an absent optional
+    input) and the op's parameters as keywords, and returns one shape per output, raising
+    ``MXNetError`` for inputs the op cannot take, as the kernel would.
+    """
+    def deco(rule):
+        for name in names:
+            get_op(name).output_shapes = rule
+        return rule
+    return deco
+
+
+def dtype_rule(*names):
+    """Decorator giving the ops ``names`` a dtype rule, for ops whose output dtype is not
+    simply their inputs' (an output dtype argument such as ``norm``'s ``out_dtype``).
+
+    The rule is called with one numpy dtype per input (None where not known yet) and the
+    op's parameters as keywords, and returns one dtype (or None) per output. Graph type
+    inference uses it instead of giving the outputs their inputs' dtype.
+    """
+    def deco(rule):
+        for name in names:
+            get_op(name).infer_dtype = rule
         return rule
     return deco
 

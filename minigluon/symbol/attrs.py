@@ -6,6 +6,8 @@ MXNet's Python front end writes every operator argument into the graph with
 (``"relu"``, ``"float32"``) as it is.
 """
 import ast
+import copy
+import functools
 
 import numpy as np
 
@@ -38,6 +40,25 @@ def from_string(text):
     is not a literal (``"relu"``) stays a string."""
     if not isinstance(text, str):
         return text
+    value, shared = _parse(text)
+    return value if shared else copy.deepcopy(value)
+
+
+def _immutable(value):
+    if isinstance(value, tuple):
+        return all(_immutable(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str))
+
+
+# Inference and planning read every node's attributes on each pass over a graph: each
+# text is parsed once; ``(value, shared)``, values holding lists are copied per call.
+@functools.lru_cache(maxsize=8192)
+def _parse(text):
+    value = _literal(text)
+    return value, _immutable(value)
+
+
+def _literal(text):
     stripped = text.strip()
     if stripped.lower() in _WORDS:
         return _WORDS[stripped.lower()]

@@ -233,16 +233,13 @@ class _Watch:
 
 
 def _as_list(values, names, what, allow_missing=False):
-    """``values`` (a list in ``names`` order or a dict by name) as a list. A dict of
-    gradients (``allow_missing``) may name arrays the symbol does not have, left out as
-    MXNet leaves them (its tests pass gradients for variables a graph does not use)."""
+    """``values`` (a list in ``names`` order or a dict by name) as a list; ``allow_missing``
+    lets names go without an array (gradients). A dict may hold names the symbol does not
+    have: they are left out, as MXNet leaves them (one dict of arrays serves several
+    graphs, a bias for the graph with one, say)."""
     if values is None:
         return [None] * len(names)
     if isinstance(values, dict):
-        unknown = sorted(set(values) - set(names))
-        if unknown and not allow_missing:
-            raise MXNetError('%s: %s are not among the symbol\'s names %s'
-                             % (what, unknown, names))
         out = [values.get(n) for n in names]
     else:
         out = list(values)
@@ -373,6 +370,18 @@ class Executor:
                 raise MXNetError('forward: %r is not an argument of the symbol; its arguments '
                                  'are %s' % (name, list(self.arg_dict)))
             self.arg_dict[name][:] = value
+        outs = self._run(is_train)
+        for i, out in enumerate(outs):
+            target = self.outputs[i]
+            if target is None or target.shape != out.shape or target.dtype != out.dtype:
+                self.outputs[i] = target = creation.zeros(out.shape, ctx=self._ctx,
+                                                          dtype=out.dtype)
+            target._data[...] = out._data  # pylint: disable=protected-access
+        return self.outputs
+
+    def _run(self, is_train):
+        """The outputs of the graph on the bound arrays, recorded for ``backward`` when
+        gradients are wanted."""
         record = bool(self._gradient_path)
         values, variables = [], []
         for arr, (grad, req) in zip(self._inputs, self._grads):
@@ -388,20 +397,17 @@ class Executor:
             outs = self._program.run(values, self._ctx, watch)
         self._heads = outs if record else []
         self._variables = variables
-        for i, out in enumerate(outs):
-            target = self.outputs[i]
-            if target is None or target.shape != out.shape or target.dtype != out.dtype:
-                self.outputs[i] = target = creation.zeros(out.shape, ctx=self._ctx,
-                                                          dtype=out.dtype)
-            target._data[...] = out._data  # pylint: disable=protected-access
-        return self.outputs
+        return outs
 
     def backward(self, out_grads=None, is_train=True):
         """Write the gradients of the last forward into ``grad_dict`` per ``grad_req``
         ('write' replaces, 'add' accumulates); ``out_grads`` are the gradients of the
-        outputs (ones when omitted; loss layers such as SoftmaxOutput ignore theirs)."""
+        outputs (ones when omitted; loss layers such as SoftmaxOutput ignore theirs).
+        Before any forward, the gradients are taken at the bound arrays' values."""
         if self._variables is None:
-            raise MXNetError('backward needs a forward first')
+            # MXNet differentiates at the bound arrays as they are now; the outputs are
+            # only written by forward
+            self._run(is_train)
         if not self._variables:
             return
         if isinstance(out_grads, NDArray):
@@ -419,9 +425,12 @@ class Executor:
         views = [view for view, _, _, _ in self._variables]
         if chosen:
             heads = [self._heads[i] for i in chosen]
+            # copied into arrays of the outputs' dtypes, as MXNet's executor does (an
+            # int32 output takes 0.7 as 0)
             head_grads = None if out_grads is None else [
-                None if out_grads[i] is None else out_grads[i].as_in_context(self._ctx)
-                for i in chosen]
+                None if out_grads[i] is None else
+                out_grads[i].as_in_context(self._ctx).astype(heads[k].dtype, copy=False)
+                for k, i in enumerate(chosen)]
             with tape.Scope(recording=False, training=bool(is_train)):
                 grads = compute_gradients(heads, head_grads, False, views)
         else:
@@ -486,8 +495,10 @@ class Executor:
         grads = [fit(n, g, s) for n, g, s in zip(names, self.grad_arrays, arg_shapes)]
         aux = [fit(n, a, s) for n, a, s in zip(self._symbol.list_auxiliary_states(),
                                                  self.aux_arrays, aux_shapes)]
-        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux,
-                        shared_exec=self)
+        reshaped = Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux,
+                            shared_exec=self)
+        reshaped._monitor = self._monitor  # MXNet moves the monitor callback over too
+        return reshaped
 
     def get_optimized_symbol(self):
         """The graph this executor runs: the bound one with its common subexpressions

@@ -10,7 +10,7 @@ reads and writes: ``nodes`` in topological order, ``arg_nodes``, ``node_row_ptr`
 import json
 
 from ..base import MXNetError
-from .op_specs import spec_of
+from .op_specs import BATCH_NORMS, spec_of
 
 MXNET_VERSION = 10901  # the version written into files: MXNet 1.9.1 reads them as its own
 
@@ -65,7 +65,7 @@ def _mergeable(node):
     """False for ops that draw random numbers or write their inputs (BatchNorm's moving
     statistics, the optimizer updates): two such nodes never compute one value."""
     op = node.op
-    return not (node.subgraphs or op in ('Dropout', 'BatchNorm', '_sample_multinomial')
+    return not (node.subgraphs or op in BATCH_NORMS + ('Dropout', '_sample_multinomial')
                 or op.endswith('_update') or op.startswith(('_random', '_sample', 'random_')))
 
 

@@ -20,17 +20,22 @@ from ..ndarray.ndarray import NDArray
 from ..ndarray.dispatch import invoke
 from ..ndarray.functions import add_n
 from ..ndarray.registry import all_ops, get_op
+from ..util import is_np_shape
 from .attrs import from_string, is_hidden
 
 # Arguments MXNet accepts for speed or device tuning, which change no value.
 _TUNING_ONLY = frozenset(['workspace', 'cudnn_tune', 'cudnn_off', 'num_args'])
 
 # Ops with more outputs than a graph shows (MXNet counts them in node_row_ptr).
-_TOTAL_OUTPUTS = {'BatchNorm': 3, 'LayerNorm': 3, 'GroupNorm': 3, 'InstanceNorm': 3,
-                  'Dropout': 2, 'CTCLoss': 2, '_contrib_box_nms': 2,
+_TOTAL_OUTPUTS = {'BatchNorm': 3, 'BatchNorm_v1': 3, '_contrib_SyncBatchNorm': 3,
+                  'LayerNorm': 3, 'GroupNorm': 3, 'InstanceNorm': 3, 'Dropout': 2, 'CTCLoss': 2,
+                  '_contrib_box_nms': 2,
                   '_linalg_det': 3, '_linalg_slogdet': 4, 'ROIPooling': 2, 'LRN': 2,
                   'L2Normalization': 2, 'GridGenerator': 2, 'BilinearSampler': 2,
-                  'SpatialTransformer': 3}
+                  'SpatialTransformer': 3, 'Correlation': 3, '_contrib_Proposal': 2,
+                  '_contrib_MultiProposal': 2}
+# The batch normalisations: moving statistics as auxiliary states, updated by the op.
+BATCH_NORMS = ('BatchNorm', 'BatchNorm_v1', '_contrib_SyncBatchNorm')
 # Ops whose outputs a graph shows are fixed in number, and their names' suffixes.
 _OUTPUT_NAMES = {'_contrib_bipartite_matching': ['output0', 'output1'],
                  '_contrib_box_encode': ['output0', 'output1'],
@@ -40,6 +45,9 @@ _OUTPUT_NAMES = {'_contrib_bipartite_matching': ['output0', 'output1'],
                  '_linalg_slogdet': ['output0', 'output1'], '_linalg_det': ['output0'],
                  'moments': ['output0', 'output1'], '_histogram': ['output0', 'output1']}
 
+# Variadic ops whose count of inputs is an attribute other than ``num_args``.
+_COUNT_ATTRS = {'multi_all_finite': 'num_arrays', 'amp_multicast': 'num_outputs'}
+
 # Ops whose output has the shape of their first input.
 _SAME_SHAPE = frozenset([
     'Activation', 'BatchNorm', 'Dropout', 'LeakyReLU', 'InstanceNorm', 'LayerNorm',
@@ -48,7 +56,7 @@ _SAME_SHAPE = frozenset([
     'log10', 'log2', 'log1p', 'square', 'reciprocal', 'negative', 'clip', 'round', 'rint',
     'fix', 'floor', 'ceil', 'trunc', 'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan',
     'sinh', 'cosh', 'tanh', 'arcsinh', 'arccosh', 'arctanh', 'degrees', 'radians', 'copy',
-    'zeros_like', 'ones_like', 'cast', 'sgd_update', 'sgd_mom_update', 'nag_mom_update',
+    'zeros_like', 'ones_like', 'cast', 'amp_cast', 'sgd_update', 'sgd_mom_update', 'nag_mom_update',
     'adam_update', 'rmsprop_update', 'rmspropalex_update', 'ftml_update', 'ftrl_update',
     'signsgd_update', 'signum_update', 'BlockGrad', 'SoftmaxOutput', 'SVMOutput',
     'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput', 'MakeLoss',
@@ -88,11 +96,12 @@ class OpSpec:
         self.fixed = dict(fixed or {})
         self.variadic = (op is not None and op.num_inputs is None) if variadic is None \
             else variadic
+        self.count_attr = _COUNT_ATTRS.get(mx_name, 'num_args')  # a variadic op's inputs
         if inputs is None:
             inputs = () if op is None or self.variadic else tuple(op.input_names)
         self._inputs = tuple(inputs)
         self.aux_names = frozenset(['moving_mean', 'moving_var']) \
-            if mx_name == 'BatchNorm' else frozenset()
+            if mx_name in BATCH_NORMS else frozenset()
         if accepted is None and op is not None:
             signature = inspect.signature(op.forward)
             accepted = [p.name for p in list(signature.parameters.values())[1:]
@@ -145,13 +154,16 @@ class OpSpec:
         if self.mx_name == 'UpSampling' and attrs.get('sample_type') == 'bilinear':
             return ['data', 'weight']
         if self.variadic:
-            n = count if count is not None else int(attrs.get('num_args', 0))
+            n = count if count is not None else int(attrs.get(self.count_attr, 0))
             return ['arg%d' % i for i in range(n)]
         names = list(self._inputs)
         if self.mx_name == '_contrib_BilinearResize2D' and attrs.get('mode') != 'like':
             names.remove('like')
-        if self.mx_name in ('FullyConnected', 'Convolution', 'Deconvolution') and \
-                from_string(attrs.get('no_bias', 'False')):
+        # no_bias defaults to True for Deconvolution alone, as in MXNet
+        if self.mx_name in ('FullyConnected', 'Convolution', 'Deconvolution',
+                            '_contrib_DeformableConvolution',
+                            '_contrib_ModulatedDeformableConvolution') and \
+                from_string(attrs.get('no_bias', str(self.mx_name == 'Deconvolution'))):
             names.remove('bias')
         elif self.mx_name == 'LeakyReLU' and attrs.get('act_type', 'leaky') != 'prelu':
             names.remove('gamma')
@@ -167,6 +179,8 @@ class OpSpec:
                 (['state_cell'] if attrs.get('mode') == 'lstm' else []) + \
                 (['sequence_length'] if from_string(attrs.get('use_sequence_length', 'False'))
                  else [])
+        elif self.mx_name == 'softmax' and not from_string(attrs.get('use_length', 'False')):
+            names.remove('length')
         elif self.mx_name == '_histogram' and 'bin_cnt' in attrs:
             names.remove('bins')  # equal bins: the edges are no input
         return names
@@ -176,12 +190,15 @@ class OpSpec:
         name = self.mx_name
         if name in _OUTPUT_NAMES:
             return len(_OUTPUT_NAMES[name])
-        if name in ('SliceChannel',):
+        if name in ('SliceChannel', 'amp_multicast'):
             return int(from_string(attrs.get('num_outputs', 1)))
-        if name in ('BatchNorm', 'LayerNorm', 'GroupNorm') and \
+        if name in BATCH_NORMS + ('LayerNorm', 'GroupNorm') and \
                 from_string(attrs.get('output_mean_var', 'False')):
             return 3
         if name == 'topk' and attrs.get('ret_typ', 'indices') == 'both':
+            return 2
+        if name in ('_contrib_Proposal', '_contrib_MultiProposal') and \
+                from_string(attrs.get('output_score', 'False')):
             return 2
         if name == 'RNN' and from_string(attrs.get('state_outputs', 'False')):
             return 3 if attrs.get('mode') == 'lstm' else 2
@@ -201,12 +218,14 @@ class OpSpec:
             return list(_OUTPUT_NAMES[self.mx_name])
         if n == 1:
             return ['loss'] if self.mx_name == 'make_loss' else ['output']
-        if self.mx_name == 'BatchNorm':
+        if self.mx_name in BATCH_NORMS:
             return ['output', 'mean', 'var']
         if self.mx_name in ('LayerNorm', 'GroupNorm'):
             return ['output', 'mean', 'std']
         if self.mx_name == 'RNN':
             return ['output', 'state_output', 'statecell_output'][:n]
+        if self.mx_name in ('_contrib_Proposal', '_contrib_MultiProposal'):
+            return ['output', 'score']
         return ['output%d' % i for i in range(n)]
 
     # ---- running ----
@@ -259,10 +278,19 @@ class OpSpec:
         return [self._inputs.index(n) for n in names]
 
     def output_shapes(self, in_shapes, attrs, dtypes):
-        """The output shapes for known input shapes: from a rule for common ops, else by
-        running the kernel on zeros (on one sample where the batch does not matter)."""
+        """The output shapes for known input shapes: from a rule for common ops and the
+        op table's output rules, else by running the kernel on zeros (on one sample where
+        the batch does not matter)."""
         if self.keeps_shape and in_shapes and self.num_outputs(attrs) == 1:
             return [in_shapes[0]]
+        if self.run_is_op and self.op.output_shapes is not None:
+            slots = self._input_slots(attrs)
+            if slots is not None:
+                full = [None] * len(self._inputs)
+                for slot, shape in zip(slots, in_shapes):
+                    full[slot] = shape
+                in_shapes = full
+            return [tuple(s) for s in self.op.output_shapes(*in_shapes, **self.params(attrs))]
         if self.per_sample and in_shapes and in_shapes[0]:
             batch = in_shapes[0][0]
             one = [(1,) + tuple(in_shapes[0][1:])] + list(in_shapes[1:])
@@ -270,11 +298,30 @@ class OpSpec:
         return self._run_on_zeros(in_shapes, attrs, dtypes)
 
     def _run_on_zeros(self, in_shapes, attrs, dtypes):
-        inputs = [NDArray(np.zeros(s, dtype=d or np.float32), cpu())
-                  for s, d in zip(in_shapes, dtypes)]
-        with tape.Scope(recording=False, training=False):
-            outs = self.runner(attrs)(inputs, cpu())
-        return [o.shape for o in outs]
+        # a graph is inferred several times (bind, each new input shape) and repeats its
+        # nodes (a cell unrolled over time): each case runs once
+        key = (self, tuple(tuple(s) for s in in_shapes), tuple(sorted(attrs.items())),
+               tuple(dtypes), is_np_shape())
+        try:
+            shapes = _ZEROS_RUNS.get(key)
+        except TypeError:  # an attribute value that is no string
+            key, shapes = None, None
+        if shapes is None:
+            inputs = [NDArray(np.zeros(s, dtype=d or np.float32), cpu())
+                      for s, d in zip(in_shapes, dtypes)]
+            with tape.Scope(recording=False, training=False):
+                outs = self.runner(attrs)(inputs, cpu())
+            shapes = tuple(o.shape for o in outs)
+            if key is not None:
+                if len(_ZEROS_RUNS) >= 4096:
+                    _ZEROS_RUNS.clear()
+                _ZEROS_RUNS[key] = shapes
+        return list(shapes)
+
+
+# The output shapes ``OpSpec._run_on_zeros`` has seen, by op, input shapes, attributes,
+# dtypes and shape semantics.
+_ZEROS_RUNS = {}
 
 
 # ---- the table ----
@@ -380,10 +427,12 @@ def _table_specs():
 
 
 _table_specs()
-# MXNet's contrib ops (``_contrib_box_nms``): ``mx.sym.contrib.<name>`` and ``_internal``.
+# MXNet's contrib and image ops (``_contrib_box_nms``, ``_image_normalize``):
+# ``mx.sym.contrib.<name>``, ``mx.sym.image.<name>`` and ``_internal``.
 for _name, _op in sorted(all_ops().items()):
-    if _name.startswith('_contrib_'):
-        _add(OpSpec(_name, _op, hint=_name[len('_contrib_'):].lower()), public=False)
+    for _prefix in ('_contrib_', '_image_'):
+        if _name.startswith(_prefix):
+            _add(OpSpec(_name, _op, hint=_name[len(_prefix):].lower()), public=False)
 # MXNet's linalg ops (``_linalg_gemm``), also named ``linalg_gemm`` (but syevd); the
 # ``mx.sym.linalg`` functions are made in ``symbol/linalg.py``.
 for _name, _op in sorted(all_ops().items()):

@@ -38,6 +38,10 @@ _ALL_ALIKE = frozenset(list(ELEMENTWISE_NODES) + [
 # ``where`` needs its condition).
 _NEEDS_KNOWN = {'where': (0,)}
 
+# Ops whose output dimension is unknown wherever their input's is, as MXNet infers them:
+# a probe sees ``x[:5]`` give 5 at every large size, but a smaller one would give less.
+_UNKNOWN_STAYS = frozenset(['slice', 'slice_axis'])
+
 _KERNEL_ERRORS = (MXNetError, ValueError, TypeError, IndexError, ZeroDivisionError, KeyError,
                   AttributeError)
 
@@ -247,6 +251,9 @@ def _infer_node(node, shapes, dtypes, done):
             all(_known(ins[i]) for i in _NEEDS_KNOWN.get(spec.mx_name, ()) if i < len(ins)):
         done[id(node)] = tuple(ins)
         new = _probe(spec, node, ins, in_dtypes)
+        if new and spec.run_is_op and spec.op.name in _UNKNOWN_STAYS:
+            new = [shape and tuple(-1 if i < 0 else o for i, o in zip(ins[0], shape))
+                   for shape in new]
     else:
         new = None
     for i, (key, shape) in enumerate(zip(out_keys, new or ())):
@@ -315,6 +322,9 @@ _INDEX_INPUTS = {'Embedding': {0: None}, 'take': {1: None}, 'pick': {1: None},
                  'where': {0: None}, 'batch_take': {1: np.dtype('int32')}}
 # Ops whose output dtype is their ``dtype`` argument (float32 by default).
 _OWN_DTYPE = frozenset(['cast', 'one_hot', '_zeros', '_ones', '_full', '_arange', '_eye'])
+# Ops whose output dtype is fixed, whatever their inputs'.
+_FIXED_DTYPE = {'shape_array': 'int64', 'size_array': 'int64', 'all_finite': 'float32',
+                'multi_all_finite': 'float32', '_contrib_allclose': 'uint8'}
 
 
 def infer_types(order, given):
@@ -349,10 +359,12 @@ def _type_node(node, types):
                 types[key] = np.dtype(dtype)
                 changed = True
         return changed
-    name = spec.op.name if spec.op is not None else spec.mx_name
-    params = spec.params(node.attrs)
     in_keys = [(id(src), idx) for src, idx in node.inputs]
     out_keys = [(id(node), i) for i in range(spec.num_outputs(node.attrs))]
+    if all(types.get(k) is not None for k in in_keys + out_keys):
+        return False  # all decided: the passes after the first cost little
+    name = spec.op.name if spec.op is not None else spec.mx_name
+    params = spec.params(node.attrs)
     index = _INDEX_INPUTS.get(name, {})
     changed = False
 
@@ -364,10 +376,15 @@ def _type_node(node, types):
     for i, key in enumerate(in_keys):
         if i in index:
             changed |= put(key, index[i])
+    if spec.run_is_op and spec.op.infer_dtype is not None:
+        outs = spec.op.infer_dtype([types.get(k) for k in in_keys], **params)
+        for key, dtype in zip(out_keys, outs):
+            changed |= put(key, dtype)
+        return changed
     if name in _OWN_DTYPE:
         out = params.get('dtype') or 'float32'
-    elif name in ('shape_array', 'size_array'):
-        out = 'int64'
+    elif name in _FIXED_DTYPE:
+        out = _FIXED_DTYPE[name]
     else:
         data = [types.get(k) for i, k in enumerate(in_keys) if i not in index]
         common = next((t for t in data if t is not None), None)

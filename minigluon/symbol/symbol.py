@@ -281,7 +281,10 @@ class Symbol:
                     shared_buffer=None, **kwargs):
         """An Executor over new zero arrays, their shapes inferred from ``kwargs``
         (argument name -> shape) and their dtypes from ``type_dict``."""
-        args, grads, aux = allocate_arrays(self, ctx, grad_req, type_dict, kwargs)
+        # MXNet reads only shapes from the keywords and passes over anything else (its
+        # tests give ``force_rebind=True``)
+        shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
+        args, grads, aux = allocate_arrays(self, ctx, grad_req, type_dict, shapes)
         return Executor(self, ctx, args, grads, grad_req, aux)
 
     def eval(self, ctx=None, **kwargs):
@@ -590,7 +593,7 @@ def create(spec, inputs, params, name, attr, hint=None, mx_name=None):
         attrs.setdefault(key, to_string(value))
     name = _name.current().get(name, hint or spec.hint)
     if spec.variadic:
-        attrs['num_args'] = str(len(inputs))
+        attrs[spec.count_attr] = str(len(inputs))
     try:
         spec.params(attrs)  # an argument the op does not take is an error now, as in MXNet
     except MXNetError as exc:

@@ -13,7 +13,7 @@ from minigluon import autograd, nd
 from minigluon.ndarray import dispatch
 from minigluon.ndarray.registry import all_ops
 from minigluon.symbol import op_specs
-from minigluon.symbol.attrs import to_string
+from minigluon.symbol.attrs import from_string, to_string
 
 v = mx.sym.var
 
@@ -82,6 +82,8 @@ EXTRA = {
     'khatri_rao': ([_r(3, 2), _r(2, 2)], {}),
     'ravel_multi_index': ([np.array([[3, 6, 6], [4, 5, 1.0]])], {'shape': (7, 6)}),
     'unravel_index': ([np.array([22, 41, 37.0])], {'shape': (7, 6)}),
+    'all_finite': ([_r(2, 3)], {}),
+    'multi_all_finite': ([_r(2, 3), _r(3)], {'num_arrays': 2}),
 }
 for _name in ('equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
               'logical_and', 'logical_or', 'logical_xor'):  # keyed by the op table's name
@@ -252,3 +254,36 @@ def test_every_op_of_the_table_is_a_function_or_internal():
     missing = sorted(n for n, op in all_ops().items()
                      if id(op) not in reachable and not n.startswith('_'))
     assert not missing, missing
+
+
+def test_each_kernel_case_runs_on_zeros_once(monkeypatch):
+    """A cell unrolled over time repeats its nodes, and a graph is inferred again at bind
+    and per input shape: the output shapes of one op with the same input shapes, dtypes
+    and attributes come from one run of its kernel."""
+    monkeypatch.setattr(op_specs, '_ZEROS_RUNS', {})
+    op = op_specs.spec_of('FullyConnected').op
+    runs = []
+    forward = op.forward
+
+    def counting(xp, data, weight, *args, **kwargs):
+        runs.append((data.shape, weight.shape))
+        return forward(xp, data, weight, *args, **kwargs)
+    monkeypatch.setattr(op, 'forward', counting)
+    cell = mx.rnn.LSTMCell(6, prefix='l_')
+    out, _ = cell.unroll(5, v('data'), layout='NTC', merge_outputs=True)
+    for batch in (3, 3, 4):
+        assert out.infer_shape(data=(batch, 5, 7))[1] == [(batch, 5, 6)]
+    assert sorted(runs) == [((1, 6), (24, 6)), ((1, 7), (24, 7))]  # h2h and i2h, on one sample
+    # a kernel's error is raised on every inference, not remembered as an answer
+    bad = mx.sym.FullyConnected(v('x'), v('w'), no_bias=True, num_hidden=4)
+    for _ in range(2):
+        with pytest.raises(mx.base.MXNetError, match='does not fit data'):
+            bad.infer_shape(x=(2, 3), w=(4, 5))
+
+
+def test_attribute_values_parse_once_and_are_never_shared_mutably():
+    assert from_string('(3, 3)') == (3, 3) and from_string('relu') == 'relu'
+    assert from_string(' True ') is True and from_string('1e-05') == 1e-05
+    nested = from_string('[[1, 2], [3]]')
+    nested[0].append(9)  # a caller changing what it got changes nothing for the next
+    assert from_string('[[1, 2], [3]]') == ([1, 2], [3])

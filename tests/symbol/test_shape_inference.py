@@ -113,6 +113,24 @@ def test_partial_dimensions_flow_through_any_op():
         assert net.infer_shape_partial(**shapes)[1] == [expected], net
 
 
+def test_slicing_leaves_the_unknown_dimensions_unknown():
+    """``x[:5]`` of an axis of unknown size may be shorter than 5: MXNet says nothing."""
+    net = mx.sym.slice(v('x', shape=(0, 20)), begin=(None, 3), end=(5, 10))
+    assert net.infer_shape_partial()[1] == [(0, 7)]
+    net = mx.sym.slice_axis(v('x', shape=(10, 0)), axis=1, begin=0, end=5)
+    assert net.infer_shape_partial()[1] == [(10, 0)]
+    with mx.np_shape():
+        net = mx.sym.slice(v('x', shape=(-1, 20)), begin=(None, 3), end=(5, 10))
+        assert net.infer_shape_partial()[1] == [(-1, 7)]
+
+
+def test_transpose_takes_its_input_shape_from_its_output():
+    net = mx.sym.transpose(v('x', shape=(0, 0))) + v('y', shape=(2, 3))
+    assert net.infer_shape()[0] == [(3, 2), (2, 3)]
+    net = mx.sym.transpose(v('x', shape=(0, 0, 0)), axes=(1, 2, 0)) + v('y', shape=(2, 3, 4))
+    assert net.infer_shape()[0] == [(4, 2, 3), (2, 3, 4)]
+
+
 def test_broadcast_operands_are_not_guessed_from_each_other():
     net = mx.sym.broadcast_mul(v('a'), v('b'))
     assert net.infer_shape_partial(a=(0, 3), b=(1, 3))[0] == [(0, 3), (1, 3)]
@@ -225,6 +243,14 @@ def shape_cases():
     yield 'softmax output 3-d', mx.sym.SoftmaxOutput(v('x'), multi_output=True, name='sm'), \\
         dict(x=(4, 7, 3))
     yield 'slice', mx.sym.slice(v('x'), begin=(1, None), end=(3, None)), dict(x=(5, 0))
+    yield 'slice of unknown', mx.sym.slice(v('x'), begin=(None, 3), end=(5, 10)), \\
+        dict(x=(0, 20))
+    yield 'slice_axis of unknown', mx.sym.slice_axis(v('x'), axis=1, begin=0, end=5), \\
+        dict(x=(10, 0))
+    yield 'transpose from output', mx.sym.elemwise_add(mx.sym.transpose(v('x')), v('y')), \\
+        dict(x=(0, 0), y=(2, 3))
+    yield 'reshape target_shape', mx.sym.Reshape(v('x'), target_shape=(2, 0)), \\
+        dict(x=(2, 3, 5, 5))
     yield 'unknown', mx.sym.sin(v('x')), {}
     yield 'variable shape', mx.sym.elemwise_mul(v('a', shape=(2, 3)), v('b')), {}
     one = v('v')

@@ -267,3 +267,11 @@ def test_the_api_answers_as_mxnet_does(answers_of_both):
     assert sorted(got) == sorted(expected)
     for key in expected:
         assert got[key] == expected[key], key
+
+
+def test_simple_bind_passes_over_keywords_that_are_no_shapes():
+    # MXNet reads shapes (tuples) from the keywords and nothing else; its own tests give
+    # simple_bind force_rebind=True
+    y = mx.sym.var('x') * 2
+    exe = y.simple_bind(mx.cpu(), x=(2, 3), force_rebind=True)
+    assert exe.arg_dict['x'].shape == (2, 3)

@@ -155,7 +155,8 @@ class _Config:
                                              bidirectional, self.proj)
 
 
-def _check_inputs(cfg, parameters, state, state_cell):
+def _check_inputs(cfg, parameters, state, state_cell, sequence_length=None,
+                  use_sequence_length=False):
     if parameters.shape != (cfg.size,):
         raise MXNetError('RNN: parameters must be a vector of %d values for mode %s, %d '
                          'layers, %d direction(s), input size %d, state size %d%s; got shape '
@@ -174,13 +175,16 @@ def _check_inputs(cfg, parameters, state, state_cell):
         if state_cell.shape != want:
             raise MXNetError('RNN: state_cell must have shape %s, got %s'
                              % (want, state_cell.shape))
+    if use_sequence_length:
+        if sequence_length is None:
+            raise MXNetError('RNN: use_sequence_length=True needs the sequence_length input')
+        if sequence_length.shape != (cfg.batch,):
+            raise MXNetError('RNN: sequence_length must have shape (%d,), one length per '
+                             'sample, got %s' % (cfg.batch, sequence_length.shape))
 
 
 def _valid_mask(xp, cfg, sequence_length):
     """``(T, N, 1)`` booleans: step t of sample n is within its length."""
-    if sequence_length.shape != (cfg.batch,):
-        raise MXNetError('RNN: sequence_length must have shape (%d,), one length per sample, '
-                         'got %s' % (cfg.batch, sequence_length.shape))
     lengths = sequence_length.astype('int64')
     if bool(((lengths < 0) | (lengths > cfg.steps)).any()):
         raise MXNetError('RNN: sequence_length values must be in [0, %d], got %s'
@@ -518,13 +522,11 @@ def rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, stat
     cfg = _Config(data.shape, state_size, num_layers, bidirectional, mode, p,
                   projection_size, lstm_state_clip_min, lstm_state_clip_max,
                   lstm_state_clip_nan)
-    _check_inputs(cfg, parameters, state, state_cell)
+    _check_inputs(cfg, parameters, state, state_cell, sequence_length, use_sequence_length)
     if mode != 'lstm':
         state_cell = None
     valid = None
     if use_sequence_length:
-        if sequence_length is None:
-            raise MXNetError('RNN: use_sequence_length=True needs the sequence_length input')
         valid = _valid_mask(xp, cfg, sequence_length)
     dtype = data.dtype
     dirs, out_size = cfg.dirs, cfg.out
@@ -657,36 +659,6 @@ def _weight_grads(xp, cfg, dparams, index, saved, dg, step, dxn, dr):
     if cfg.proj:
         xp.matmul(dr.reshape(-1, cfg.out).T, saved['hfull'].reshape(-1, hid),
                   out=_view(dparams, slot['wr']))
-
-
-@shape_rule('RNN')
-def _rnn_shapes(data, parameters, state, state_cell=None, sequence_length=None, state_size=None,
-                num_layers=None, bidirectional=False, mode=None, projection_size=None,
-                use_sequence_length=False, out_shapes=None, **_):
-    """The flat vector's length and the states' shapes from data's ``(T, N, C)``; data's
-    ``T`` and ``N`` from the output's when only that is known."""
-    out = out_shapes[0] if out_shapes else None
-    if data and out and len(data) == 3 and len(out) == 3:
-        data = (data[0] or out[0], data[1] or out[1], data[2])
-    if mode != 'lstm' and use_sequence_length and sequence_length is None:
-        state_cell, sequence_length = None, state_cell
-    if not data or len(data) != 3:
-        return data, parameters, state, state_cell, sequence_length
-    dirs = 2 if bidirectional else 1
-    batch = data[1]
-    rows = (num_layers * dirs, batch, projection_size or state_size)
-    if data[2]:
-        parameters = (param_layout(mode, num_layers, data[2], state_size, bidirectional,
-                                   projection_size)[1],)
-    if state is not None:
-        state = rows
-    if state_cell is not None and mode == 'lstm':
-        state_cell = rows[:2] + (state_size,)
-    if sequence_length is not None:
-        sequence_length = (batch,)
-    if mode != 'lstm' and use_sequence_length:
-        return data, parameters, state, sequence_length, None
-    return data, parameters, state, state_cell, sequence_length
 
 
 @register('_rnn_param_concat', num_inputs=None)
