@@ -7,10 +7,14 @@ from .. import backend as _backend
 from .creation import arange, array, empty, eye, full, linspace, ones, zeros
 from .dtypes import SUPPORTED_DTYPES
 from .functions import add_n, concatenate, histogram, moveaxis, onehot_encode, reset_arrays
+from .functions import all_finite as _all_finite, multi_all_finite as _multi_all_finite
 from .custom import Custom
 from .interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 from .ndarray import NDArray, op_function as _op_function
 from .registry import all_ops as _all_ops
+from .sample import (sample_exponential, sample_gamma,
+                     sample_generalized_negative_binomial, sample_negative_binomial,
+                     sample_normal, sample_poisson, sample_uniform)
 from .serialization import load, load_frombuffer, save
 
 
@@ -44,6 +48,8 @@ for _alias, _target in [('broadcast_add', 'add'), ('elemwise_add', 'add'), ('plu
                         ('broadcast_logical_xor', 'logical_xor')]:
     globals()[_alias] = globals()[_target]
 
+# ops whose ``out=`` is read as well as written (``init_output=False``)
+all_finite, multi_all_finite = _all_finite, _multi_all_finite
 ElementWiseSum = add_n
 globals().update(linalg.TOP_LEVEL)  # linalg_gemm, ...
 
@@ -62,12 +68,5 @@ random_exponential = random.exponential
 random_poisson = random.poisson
 random_negative_binomial = random.negative_binomial
 random_generalized_negative_binomial = random.generalized_negative_binomial
-sample_uniform = random.uniform
-sample_normal = random.normal
-sample_gamma = random.gamma
-sample_exponential = random.exponential
-sample_poisson = random.poisson
-sample_negative_binomial = random.negative_binomial
-sample_generalized_negative_binomial = random.generalized_negative_binomial
 sample_multinomial = random.multinomial
 shuffle = random.shuffle

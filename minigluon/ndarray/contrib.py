@@ -20,6 +20,9 @@ for _name, _op in all_ops().items():
     if _name.startswith('_contrib_'):
         globals()[_name[len('_contrib_'):]] = op_function(_op)
         __all__.append(_name[len('_contrib_'):])
+# ops of the main namespace that MXNet also registers as ``_contrib_<name>``
+CTCLoss = ctc_loss = op_function(get_op('CTCLoss'))
+__all__ += ['CTCLoss', 'ctc_loss']
 
 _stack = op_function(get_op('stack'))
 _concat = op_function(get_op('concat'))

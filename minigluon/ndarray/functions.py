@@ -161,3 +161,37 @@ def histogram(a, bins=10, range=None):  # pylint: disable=redefined-builtin
     low, high = float(a.min().asscalar()), float(a.max().asscalar())
     counts, edges = invoke(op, (a, None), {'bin_cnt': bins, 'range': (low, high)})
     return [counts.astype('float32'), edges.astype('float32')]
+
+
+def all_finite(data, init_output=True, out=None):
+    """1.0 (float32, shape (1,)) if every value of ``data`` is finite, else 0.0.
+
+    Parameters
+    ----------
+    data : NDArray
+        Floating-point data; values are read as float32 (a float64 beyond float32's
+        range counts as infinite, as in MXNet).
+    init_output : bool, default True
+        False: with ``out``, a finite ``data`` leaves ``out`` as it was and a non-finite
+        one sets it to 0, so calls over several arrays share one flag.
+    out : NDArray, optional
+        Write the flag into this array.
+    """
+    flag = invoke(get_op('all_finite'), (data,), {'init_output': init_output})
+    return _flag_into(flag, init_output, out)
+
+
+def multi_all_finite(*arrays, num_arrays=1, init_output=True, out=None):
+    """``all_finite`` over all ``num_arrays`` arrays: 1.0 if every value of every one is
+    finite, else 0.0 (see ``all_finite`` for ``init_output`` and ``out``)."""
+    flag = invoke(get_op('multi_all_finite'), arrays,
+                  {'num_arrays': num_arrays, 'init_output': init_output})
+    return _flag_into(flag, init_output, out)
+
+
+def _flag_into(flag, init_output, out):
+    if out is None:
+        return flag
+    # MXNet only ever writes 0 into an output it was told not to initialise
+    out[:] = flag if init_output else invoke(get_op('where'), (flag, out, flag), {})
+    return out

@@ -5,6 +5,7 @@ from .symbol import Group, Symbol, Variable, fromjson, load, load_json, var
 from . import symbol as _symbol
 from . import _internal
 from . import contrib
+from . import image
 from .custom import Custom
 from . import linalg
 

@@ -194,7 +194,11 @@ CASES = {
         C(lambda a, b: nd._internal._identity_with_attr_like_rhs(a, b) * a, r(2, 3), r(2, 3),
           grad_nodes=[0])],
     'softmax': [C(lambda a: weighted(a.softmax(), 2, 5), r(2, 5)),
-                C(lambda a: weighted(nd.softmax(a, axis=0, temperature=2.0), 3, 2), r(3, 2))],
+                C(lambda a: weighted(nd.softmax(a, axis=0, temperature=2.0), 3, 2), r(3, 2)),
+                # only the first ``length`` positions along axis 1 (none in one column)
+                C(lambda a: weighted(nd.softmax(
+                    a, nd.array([[3, 1], [0, 2]], ctx=a.context, dtype='int32'), axis=1,
+                    use_length=True), 2, 3, 2), r(2, 3, 2))],
     'log_softmax': [C(lambda a: weighted(a.log_softmax(), 2, 5), r(2, 5) * 3),
                     C(lambda a: weighted(nd.log_softmax(a, axis=0, temperature=0.5), 3, 2),
                       r(3, 2))],
@@ -252,10 +256,17 @@ CASES = {
                                            adj=(1, 0), num_filter=4, no_bias=False,
                                            layout='NHWC'), r(1, 3, 2, 2), r(2, 3, 3, 4), r(4)),
         C(lambda x, w: nd.Deconvolution(x, w, kernel=(2, 1, 2), stride=(2, 1, 1),
-                                        num_filter=2), r(1, 2, 2, 3, 2), r(2, 2, 2, 1, 2))],
+                                        num_filter=2), r(1, 2, 2, 3, 2), r(2, 2, 2, 1, 2)),
+        # target_shape sets pad and adj (here pad (1, 1), adj (1, 0))
+        C(lambda x, w: nd.Deconvolution(x, w, kernel=(3, 3), stride=(2, 2), target_shape=(6, 5),
+                                        num_filter=2), r(1, 3, 3, 3), r(3, 2, 3, 3))],
     'Pooling': [
         C(lambda x: nd.Pooling(x, kernel=(2, 2), pool_type='max', stride=(2, 2)),
           distinct(2, 2, 4, 4)),
+        C(lambda x: nd.Pooling(x, kernel=(3,), pool_type='max', stride=(2,),
+                               pooling_convention='same'), distinct(2, 2, 7)),
+        C(lambda x: nd.Pooling(x, kernel=(3,), pool_type='avg', stride=(2,),
+                               pooling_convention='same'), r(2, 2, 7)),
         C(lambda x: nd.Pooling(x, kernel=(3, 3), pool_type='max', stride=(2, 2), pad=(1, 1),
                                pooling_convention='full'), distinct(1, 2, 5, 6)),
         C(lambda x: nd.Pooling(x, kernel=(3, 3), pool_type='avg', stride=(2, 2), pad=(1, 1)),
@@ -760,3 +771,98 @@ CASES.update({
                           C(lambda a: weighted(nd.SoftmaxActivation(a, mode='channel'),
                                                2, 3, 2), r(2, 3, 2))],
 })
+
+
+# correlation, im2col/col2im and the interleaved attention matmuls
+_ATT = nd.contrib
+CASES.update({
+    'Correlation': [
+        C(lambda a, b: weighted(nd.Correlation(a, b, kernel_size=3, max_displacement=1,
+                                               pad_size=1), 1, 9, 3, 3),
+          r(1, 2, 5, 5), r(1, 2, 5, 5)),
+        # a > b everywhere: |a - b| has no kink; a width the stride does not divide
+        C(lambda a, b: weighted(nd.Correlation(a, b, kernel_size=1, max_displacement=2,
+                                               stride1=2, stride2=2, pad_size=2,
+                                               is_multiply=False), 1, 9, 3, 4),
+          r(1, 1, 6, 7, low=2, high=3), r(1, 1, 6, 7, low=-1, high=0))],
+    'im2col': [
+        C(lambda x: weighted(nd.im2col(x, kernel=(2, 3), stride=(2, 1), dilate=(1, 2),
+                                       pad=(1, 1)), 2, 12, 12), r(2, 2, 5, 6)),
+        C(lambda x: weighted(nd.im2col(x, kernel=(3,), stride=(2,)), 1, 6, 3), r(1, 2, 7))],
+    'col2im': [C(lambda c: weighted(nd.col2im(c, (5, 6), kernel=(2, 3), stride=(2, 1),
+                                              dilate=(1, 2), pad=(1, 1)), 2, 2, 5, 6),
+                 r(2, 12, 12))],
+    '_contrib_interleaved_matmul_selfatt_qk': [
+        C(lambda x: weighted(_ATT.interleaved_matmul_selfatt_qk(x, heads=2), 6, 4, 4),
+          r(4, 3, 12))],
+    '_contrib_interleaved_matmul_selfatt_valatt': [
+        C(lambda x, att: weighted(_ATT.interleaved_matmul_selfatt_valatt(x, att, heads=2),
+                                  4, 3, 4), r(4, 3, 12), r(6, 4, 4))],
+    '_contrib_interleaved_matmul_encdec_qk': [
+        C(lambda q, kv: weighted(_ATT.interleaved_matmul_encdec_qk(q, kv, heads=2), 4, 3, 5),
+          r(3, 2, 4), r(5, 2, 8))],
+    '_contrib_interleaved_matmul_encdec_valatt': [
+        C(lambda kv, att: weighted(_ATT.interleaved_matmul_encdec_valatt(kv, att, heads=2),
+                                   3, 2, 4), r(5, 2, 8), r(4, 3, 5))],
+})
+
+# contrib's adaptive pooling, PSROIPooling and deformable convolutions
+# (ndarray/ops/adaptive_pooling.py, psroi_pooling.py, deformable_conv.py). The rois are
+# constants (no gradient); sampling points of the deformable convolutions sit 0.2..0.4
+# past an integer, away from the kinks of bilinear interpolation and the borders.
+_PS_ROIS = [[0, 1, 2, 60, 70], [0, 10, 5, 40, 30], [0, 30, 30, 33, 32]]
+
+
+def _offsets(*shape):
+    return rng.randint(-1, 2, size=shape) + rng.uniform(0.2, 0.4, size=shape)
+
+
+CASES.update({
+    '_contrib_AdaptiveAvgPooling2D': [
+        C(lambda x: weighted(nd.contrib.AdaptiveAvgPooling2D(x, output_size=(3, 4)),
+                             2, 2, 3, 4), r(2, 2, 5, 7)),
+        C(lambda x: weighted(nd.contrib.AdaptiveAvgPooling2D(x, output_size=2), 1, 3, 2, 2),
+          r(1, 3, 3, 2))],
+    '_contrib_PSROIPooling': [
+        C(lambda x: weighted(nd.contrib.PSROIPooling(
+            x, _const(_PS_ROIS, x), spatial_scale=0.1, output_dim=2, pooled_size=2),
+            3, 2, 2, 2), r(1, 8, 6, 7)),
+        C(lambda x: weighted(nd.contrib.PSROIPooling(
+            x, _const(_PS_ROIS, x), spatial_scale=0.1, output_dim=2, pooled_size=3,
+            group_size=2), 3, 2, 3, 3), r(1, 8, 6, 7))],
+    '_contrib_DeformableConvolution': [
+        C(lambda x, off, w, b: weighted(nd.contrib.DeformableConvolution(
+            x, off, w, b, kernel=(3, 3), pad=(1, 1), num_filter=4, num_group=2,
+            num_deformable_group=2), 1, 4, 4, 5),
+          r(1, 4, 4, 5), _offsets(1, 36, 4, 5), r(4, 2, 3, 3), r(4)),
+        C(lambda x, off, w: weighted(nd.contrib.DeformableConvolution(
+            x, off, w, kernel=(2, 2), stride=(2, 1), dilate=(1, 2), num_filter=3,
+            no_bias=True), 2, 3, 2, 3), r(2, 2, 4, 5), _offsets(2, 8, 2, 3), r(3, 2, 2, 2))],
+    '_contrib_ModulatedDeformableConvolution': [
+        C(lambda x, off, m, w, b: weighted(nd.contrib.ModulatedDeformableConvolution(
+            x, off, m, w, b, kernel=(3, 3), pad=(1, 1), num_filter=3,
+            num_deformable_group=2), 1, 3, 4, 5),
+          r(1, 4, 4, 5), _offsets(1, 36, 4, 5), r(1, 18, 4, 5), r(3, 4, 3, 3), r(3))],
+})
+
+
+def _sum_of_multicast(a, b):
+    first, second = nd.amp_multicast(a, b, num_outputs=2)
+    return first * 2 + second * 3
+
+
+CASES.update({
+    'amp_cast': [C(lambda a: nd.amp_cast(a, dtype='float32') * 1, r(5))],
+    'amp_multicast': [C(_sum_of_multicast, r(2, 3), r(2, 3))],
+    'BatchNorm_v1': [
+        C(lambda x, g, b, m, v: weighted(nd.BatchNorm_v1(x, g, b, m, v, fix_gamma=False,
+                                                         training=True), 4, 3, 2),
+          r(4, 3, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2])],
+    '_contrib_SyncBatchNorm': [
+        C(lambda x, g, b, m, v: weighted(nd.contrib.SyncBatchNorm(
+            x, g, b, m, v, fix_gamma=False, training=True, key='bn'), 2, 3, 2, 2),
+          r(2, 3, 2, 2), r(3) + 1.5, r(3), r(3), r(3, low=0.5, high=1), grad_nodes=[0, 1, 2])],
+})
+# gamma per sample and channel, broadcast over the spatial axes
+CASES['LeakyReLU'].append(C(lambda x, g: nd.LeakyReLU(x, g, act_type='prelu'),
+                            away_from_zero(2, 3, 2, 2), r(2, 3)))
