@@ -23,10 +23,14 @@ Example::
 
     y = mx.nd.Custom(x, op_type='sigmoid')
 """
+import collections
+import inspect
+
 from .base import MXNetError
 from .ndarray import custom as _custom
 
-__all__ = ['CustomOp', 'CustomOpProp', 'register']
+__all__ = ['CustomOp', 'CustomOpProp', 'register', 'get_all_registered_operators',
+           'get_operator_arguments', 'OperatorArguments']
 
 
 class CustomOp:
@@ -199,3 +203,77 @@ def register(reg_name):
 
 
 register('custom_op')(CustomOpProp)
+
+
+def get_all_registered_operators():
+    """The names of every operator graphs and ``mx.nd``/``mx.sym`` may use, under MXNet's
+    names (``Activation``, ``broadcast_add``, ``_plus_scalar``, ...).
+
+    Returns
+    -------
+    list of str
+    """
+    from .symbol import op_specs
+    return op_specs.names()
+
+
+OperatorArguments = collections.namedtuple('OperatorArguments', ['narg', 'names', 'types'])
+
+
+_KINDS = {bool: 'boolean', int: 'int', float: 'float', str: 'string', tuple: 'Shape(tuple)'}
+
+
+def _type_of(default, choices):
+    """An argument's type in MXNet's words (``"int, optional, default='1'"``); ``any``
+    where the kernel's signature does not tell."""
+    if choices:
+        kind = '{%s}' % ', '.join(repr(str(c)) for c in sorted(choices))
+    else:
+        kind = _KINDS.get(type(default), 'any')
+    if default is inspect.Parameter.empty:
+        return kind + ', required'
+    if isinstance(default, bool):
+        return '%s, optional, default=%d' % (kind, default)  # MXNet writes booleans as 0/1
+    if isinstance(default, (float, tuple)):
+        return '%s, optional, default=%s' % (kind, default)
+    return "%s, optional, default='%s'" % (kind, default)
+
+
+def get_operator_arguments(op_name):
+    """The inputs and parameters of the operator ``op_name``, as MXNet lists them: inputs
+    first (type ``NDArray-or-Symbol``), then the parameters with their types.
+
+    Parameters
+    ----------
+    op_name : str
+        An operator's name, as ``get_all_registered_operators`` gives it.
+
+    Returns
+    -------
+    OperatorArguments
+        ``(narg, names, types)``.
+
+    Raises
+    ------
+    MXNetError
+        If no operator of that name exists.
+    """
+    from .symbol import op_specs
+    spec = op_specs.spec_of(op_name)
+    if spec.variadic:
+        names, types = ['data'], ['NDArray-or-Symbol[]']
+    else:  # every input the op may take (softmax's length, a convolution's bias)
+        names = list(spec.op.input_names if spec.run_is_op else spec.input_names({}))
+        types = ['NDArray-or-Symbol'] * len(names)
+    if spec.run_is_op:
+        params = [p for p in list(inspect.signature(spec.op.forward).parameters.values())[1:]
+                  if p.name in spec.accepted and p.name not in spec.fixed]
+        choices = spec.op.choices
+    else:  # made of other calls: the names are known, not the defaults
+        params = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None)
+                  for n in sorted(spec.accepted)]
+        choices = {}
+    for param in params:
+        names.append(param.name)
+        types.append(_type_of(param.default, choices.get(param.name)))
+    return OperatorArguments(len(names), names, types)

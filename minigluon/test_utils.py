@@ -15,6 +15,7 @@ from . import autograd, backend
 from .base import MXNetError
 from .context import Context, cpu
 from .gluon.utils import download as _gluon_download
+from .io.data_iter import DataIter
 from .ndarray import NDArray
 from .ndarray import random as _random
 from .ndarray.creation import array
@@ -56,13 +57,16 @@ def _as_numpy(a):
 
 def _tolerances(a, b, rtol, atol):
     """Float tolerances for comparing ``a`` and ``b``; ``rtol``/``atol`` may be a float,
-    None (this module's defaults by dtype) or a dict dtype -> float as MXNet allows."""
-    dt = a.dtype if a.dtype in _RTOL else (b.dtype if b.dtype in _RTOL else np.dtype('float64'))
+    None (this module's defaults by dtype) or a dict dtype -> float as MXNet allows.
+    As in MXNet, the looser of the two dtypes' tolerances applies (a float64 reference
+    against a float32 result is compared at float32's)."""
+    dtypes = [d for d in (a.dtype, b.dtype) if d in _RTOL] or [np.dtype('float64')]
 
     def pick(tol, defaults):
-        if isinstance(tol, dict):
-            tol = {np.dtype(k): v for k, v in tol.items()}.get(dt)
-        return defaults.get(dt, defaults[np.dtype('float64')]) if tol is None else tol
+        if not isinstance(tol, (dict, type(None))):
+            return tol
+        given = {np.dtype(k): v for k, v in (tol or {}).items()}
+        return max(given.get(d, defaults[d]) for d in dtypes)
 
     return pick(rtol, _RTOL), pick(atol, _ATOL)
 
@@ -1465,3 +1469,25 @@ def verify_generator(generator, buckets, probs, nsamples=1000000, nrepeat=5, suc
                              % (p_values, [r[1] for r in results], [r[2] for r in results],
                                 buckets, probs))
     return p_values
+
+
+class DummyIter(DataIter):
+    """An iterator that gives the first batch of ``real_iter`` again and again, without
+    end (for timing a model on data of the real shapes).
+
+    Parameters
+    ----------
+    real_iter : DataIter
+        The iterator whose first batch is repeated.
+    """
+
+    def __init__(self, real_iter):
+        super().__init__(real_iter.batch_size)
+        self.real_iter = real_iter
+        self.provide_data = real_iter.provide_data
+        self.provide_label = real_iter.provide_label
+        self.the_batch = next(real_iter)
+
+    def next(self):
+        """The first batch of the real iterator; never raises ``StopIteration``."""
+        return self.the_batch

@@ -321,3 +321,25 @@ def test_custom_ops_agree_with_mxnet(answers_of_both):
             json.dump(out, f)
     ''', 'out.json')
     assert ours == mxnet_answers
+
+
+# ---- the operator registry's listing ----
+
+def test_get_all_registered_operators_lists_mxnet_names():
+    ops = mx.operator.get_all_registered_operators()
+    assert isinstance(ops, list) and {'Activation', 'Convolution', '_plus_scalar'} <= set(ops)
+
+
+def test_get_operator_arguments_as_mxnet_gives_them():
+    """MXNet 1.9.1's answer for Activation; inputs come first, then the parameters."""
+    args = mx.operator.get_operator_arguments('Activation')
+    assert isinstance(args, mx.operator.OperatorArguments)
+    assert args == (2, ['data', 'act_type'],
+                    ['NDArray-or-Symbol',
+                     "{'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required"])
+    conv = mx.operator.get_operator_arguments('Convolution')
+    assert conv.names[:4] == ['data', 'weight', 'bias', 'kernel']
+    assert conv.types[conv.names.index('no_bias')] == 'boolean, optional, default=0'
+    assert mx.operator.get_operator_arguments('softmax').names[:2] == ['data', 'length']
+    with pytest.raises(MXNetError, match='not supported'):
+        mx.operator.get_operator_arguments('NoSuchOp')

@@ -489,3 +489,22 @@ def test_mnist_iterator_and_cifar10_read_local_files_without_downloading(
     reader = mx.recordio.MXRecordIO(str(tmp_path / 'data' / 'cifar' / 'train.rec'), 'r')
     header, payload = mx.recordio.unpack(reader.read())
     assert header.label == 3.0 and payload == b'image'
+
+
+def test_float64_against_float32_is_compared_at_float32_tolerance():
+    """As MXNet's ``get_tols``: the looser dtype of the two decides (a float64 reference
+    of a float32 result, as test_deconvolution_forward_with_bias compares)."""
+    exact, summed = np.array([-0.1573107852441442]), np.array([-0.15731084], np.float32)
+    test_utils.assert_almost_equal(exact, summed)
+    test_utils.assert_almost_equal(summed, exact)
+    with pytest.raises(AssertionError):
+        test_utils.assert_almost_equal(exact, exact + 1e-6)  # both float64: tight
+
+
+def test_dummy_iter_repeats_the_first_batch():
+    real = mx.io.NDArrayIter(nd.arange(6).reshape((3, 2)), batch_size=2)
+    dummy = test_utils.DummyIter(real)
+    assert dummy.batch_size == 2 and dummy.provide_data == real.provide_data
+    batches = [next(dummy) for _ in range(4)]  # never runs out
+    assert all(b is batches[0] for b in batches)
+    assert batches[0].data[0].asnumpy().tolist() == [[0, 1], [2, 3]]

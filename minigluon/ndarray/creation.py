@@ -1,8 +1,11 @@
 """Array creation: array, zeros, ones, empty, full, arange, linspace, eye, ..."""
+import math
+
 import numpy as np
 
 from ..base import MXNetError
 from ..context import Context, current_context
+from ..util import is_np_shape
 from .dtypes import normalize_dtype
 from .ndarray import NDArray, to_array
 
@@ -22,6 +25,18 @@ def _shape(shape):
         raise MXNetError('shape must be an int or a tuple of ints, got %r' % (shape,)) from None
     if any(s < 0 for s in shape):
         raise MXNetError('shape %s has a negative dimension' % (shape,))
+    return shape
+
+
+def _known_shape(shape, name):
+    """``shape`` as a tuple; outside ``np_shape`` mode, as in MXNet 1.x, a shape of ``()``
+    or with a 0 dimension means "unknown" there and cannot be made."""
+    shape = _shape(shape)
+    if not is_np_shape() and (not shape or 0 in shape):
+        raise MXNetError('%s: shape %s means an unknown shape outside NumPy shape semantics; '
+                         'give every dimension a size, or create it inside '
+                         'mx.np_shape() (mx.util.set_np_shape(True)) for a scalar or an '
+                         'empty array' % (name, shape))
     return shape
 
 
@@ -46,7 +61,8 @@ def zeros(shape, ctx=None, dtype=None, out=None, **kwargs):
     Parameters
     ----------
     shape : int or tuple of int
-        The array's shape; no dimension may be negative.
+        The array's shape; no dimension may be negative, and outside ``mx.np_shape()``
+        none may be 0 nor the shape ``()`` (as in MXNet 1.x).
     ctx : Context or str, optional
         The device; the current context (``mx.cpu()`` unless a ``with`` block says
         otherwise) by default.
@@ -61,7 +77,7 @@ def zeros(shape, ctx=None, dtype=None, out=None, **kwargs):
     NDArray
         A new array, or ``out`` filled.
     """
-    return _make(lambda xp, s, d: xp.zeros(s, d), shape, ctx, dtype, out)
+    return _make(lambda xp, s, d: xp.zeros(s, d), _known_shape(shape, 'zeros'), ctx, dtype, out)
 
 
 def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
@@ -70,7 +86,8 @@ def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
     Parameters
     ----------
     shape : int or tuple of int
-        The array's shape; no dimension may be negative.
+        The array's shape; no dimension may be negative, and outside ``mx.np_shape()``
+        none may be 0 nor the shape ``()`` (as in MXNet 1.x).
     ctx : Context or str, optional
         The device; the current context (``mx.cpu()`` unless a ``with`` block says
         otherwise) by default.
@@ -85,7 +102,7 @@ def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
     NDArray
         A new array, or ``out`` filled.
     """
-    return _make(lambda xp, s, d: xp.ones(s, d), shape, ctx, dtype, out)
+    return _make(lambda xp, s, d: xp.ones(s, d), _known_shape(shape, 'ones'), ctx, dtype, out)
 
 
 def empty(shape, ctx=None, dtype=None):
@@ -165,8 +182,17 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dt
     """
     if stop is None:
         start, stop = 0, start
+    count = max(int(math.ceil((stop - start) / step)), 0)
+
     def fill(xp, _, d):
-        values = xp.arange(start, stop, step, dtype=np.float64).astype(d)
+        # MXNet's kernel: the count in double, each value ``start + i * step`` in the
+        # output's dtype (an integer dtype truncates start and step first)
+        if d.kind == 'f':
+            first, spacing = d.type(start), d.type(step)
+        else:
+            first, spacing = int(start), int(step)
+        values = xp.arange(count, dtype=np.int64 if d.kind != 'f' else d) * spacing + first
+        values = values.astype(d, copy=False)
         return xp.repeat(values, repeat) if repeat != 1 else values
     return _make(fill, 0, ctx, dtype, out)
 

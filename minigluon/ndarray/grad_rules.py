@@ -516,7 +516,7 @@ def _scale(temperature):
 def _softmax(inputs, outputs, out_grads, axis=-1, temperature=None, **_):
     y, dy = outputs[0], out_grads[0]
     inner = _op('sum', dy * y, axis=axis, keepdims=True)
-    return [y * (dy - inner) * _scale(temperature)]
+    return [y * (dy - inner) * _scale(temperature)] + [None] * (len(inputs) - 1)  # length
 
 
 @grad_rule('softmin')

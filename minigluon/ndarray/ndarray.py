@@ -431,6 +431,8 @@ class NDArray:
 
     def __setitem__(self, key, value):
         key = _raw_key(key, self._ctx)
+        if not self.shape and _is_whole(key):
+            key = ()  # MXNet takes a[:] = v on a 0-d array as the whole array
         if isinstance(value, NDArray):
             if value._ctx is not self._ctx and (value._ctx.is_gpu or self._ctx.is_gpu):
                 raise MXNetError('__setitem__: value is on %s but the array is on %s; move it '

@@ -65,10 +65,14 @@ def divide(xp, lhs, rhs):
 
 @register('mod', num_inputs=2)
 def mod(xp, lhs, rhs):
-    """Elementwise remainder with the sign of ``rhs`` (Python's ``%``)."""
+    """Elementwise remainder with the sign of ``rhs`` (Python's ``%``). As in MXNet, the
+    gradients of an integer remainder are zeros."""
     out = _keep(xp.mod(lhs, rhs), lhs, rhs)
 
     def backward(dy):
+        if out.dtype.kind != 'f':
+            dy = xp.zeros_like(dy)
+            return _grads(xp, lhs, rhs, dy, None if shape_of(rhs) is None else dy)
         dr = None if shape_of(rhs) is None else -dy * xp.floor_divide(lhs, rhs)
         return _grads(xp, lhs, rhs, dy, dr)
     return out, backward

@@ -445,6 +445,23 @@ def _convolution_shapes(data, weight, bias=None, kernel=None, num_filter=None, n
     return data, weight, None if bias is None else (num_filter,)
 
 
+def _pad_for_target(geo, in_size, target_shape):
+    """``(pad, adj)`` giving a transposed convolution of ``geo`` the output size
+    ``target_shape`` (which then overrides the given pad and adj, as in MXNet): the excess
+    over the unpadded size is split evenly, an odd one going to ``adj``."""
+    pad, adj = [], []
+    for n, k, s, d, t in zip(in_size, geo.kernel, geo.stride, geo.dilate,
+                             _tuple(target_shape, len(geo.kernel), 'target_shape')):
+        full = s * (n - 1) + d * (k - 1) + 1
+        if full < t:
+            raise MXNetError('Deconvolution: target_shape %s is too big: at most %d fits an '
+                             'input of size %d along an axis with kernel %d and stride %d'
+                             % (tuple(target_shape), full, n, k, s))
+        pad.append((full - t + 1) // 2)
+        adj.append((full - t) % 2)
+    return tuple(pad), tuple(adj)
+
+
 @register('Deconvolution', num_inputs=3, takes_needs_grad=True)
 def deconvolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=None, pad=None,
                   adj=None, target_shape=None, num_filter=None, num_group=1, no_bias=True,
@@ -462,6 +479,8 @@ def deconvolution(xp, data, weight, bias=None, kernel=None, stride=None, dilate=
     geo = Geometry(kernel if kernel is not None else weight.shape[2:], stride, pad, dilate,
                    num_group, layout)
     adj = _tuple(adj, len(geo.kernel), 'adj', 0)
+    if target_shape is not None and any(_tuple(target_shape, len(geo.kernel), 'target_shape')):
+        geo.pad, adj = _pad_for_target(geo, data.shape[2:], target_shape)
     num_filter = weight.shape[1] * geo.groups if num_filter is None else num_filter
     if weight.shape[0] != data.shape[1] or weight.shape[1] * geo.groups != num_filter:
         raise MXNetError('Deconvolution: weight shape %s does not fit data with %d channels, '

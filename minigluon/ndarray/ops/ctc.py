@@ -129,7 +129,8 @@ def ctc_loss(xp, data, label, data_lengths=None, label_lengths=None, use_data_le
         one_hot = (ext[:, :, None] == xp.arange(classes)[None, None, :]).astype(work)
         by_class = xp.matmul(occupancy.transpose(1, 0, 2), one_hot).transpose(1, 0, 2)
         active = (xp.arange(steps)[:, None] < time_len[None, :]) & finite[None, :]
-        grad = (xp.exp(logy) - by_class) * active[:, :, None]
+        # where, not a product: the steps past a sample's length may hold anything (NaN)
+        grad = xp.where(active[:, :, None], xp.exp(logy) - by_class, 0).astype(work)
         grad *= dy.astype(work, copy=False)[None, :, None]
         return grad.astype(data.dtype, copy=False), None, None, None
     return loss.astype(data.dtype, copy=False), backward

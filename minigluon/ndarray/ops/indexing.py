@@ -2,7 +2,7 @@
 import numpy as np
 
 from ...backend import scatter_add
-from ...base import MXNetError
+from ...base import MXNetError, MXNetIndexError
 from ..registry import fill_from, register, shape_rule, unbroadcast
 
 
@@ -68,8 +68,17 @@ def _clip_or_wrap(xp, indices, size, mode):
 
 @register('take', num_inputs=2)
 def take(xp, a, indices, axis=0, mode='clip'):
-    """Gather slices of ``a`` along ``axis`` at ``indices`` (clipped or wrapped)."""
+    """Gather slices of ``a`` along ``axis`` at ``indices``, clipped or wrapped into range
+    (``mode`` 'clip' or 'wrap'), or an error for one outside ``[0, size)`` ('raise')."""
     ax = axis % a.ndim
+    if mode not in ('clip', 'wrap', 'raise'):
+        raise MXNetError("take: mode must be 'clip', 'wrap' or 'raise', got %r" % (mode,))
+    if mode == 'raise':
+        if indices.size and (indices.min() < 0 or indices.max() >= a.shape[ax]):
+            raise MXNetIndexError('take: indices out of range [0, %d) for axis %d of a %s '
+                                  'array (mode=raise); use mode clip or wrap to bring them '
+                                  'into range' % (a.shape[ax], axis, a.shape))
+        mode = 'clip'
     idx = _clip_or_wrap(xp, indices, a.shape[ax], mode)
     out = xp.take(a, idx, axis=ax)
     src, dtype = a.shape, a.dtype
@@ -124,9 +133,20 @@ def one_hot(xp, indices, depth, on_value=1.0, off_value=0.0, dtype='float32'):
 
 @register('where', num_inputs=3)
 def where(xp, condition, x, y):
-    """``x`` where ``condition`` is non-zero, else ``y``; a 1-D condition selects rows."""
+    """``x`` where ``condition`` is non-zero, else ``y``; a 1-D condition selects rows.
+
+    As in MXNet nothing broadcasts: ``x`` and ``y`` have one shape, and ``condition``
+    has it too or is 1-D with one value per row.
+    """
     cond = condition
-    if cond.ndim == 1 and x.ndim > 1 and cond.shape[0] == x.shape[0] and cond.shape != x.shape:
+    if x.shape != y.shape:
+        raise MXNetError('where: x and y must have the same shape, got %s and %s'
+                         % (x.shape, y.shape))
+    if cond.shape != x.shape:
+        if cond.ndim != 1 or x.ndim < 1 or cond.shape[0] != x.shape[0]:
+            raise MXNetError('where: condition of shape %s must have the shape of x %s or be '
+                             '1-D with one value per row (%d)'
+                             % (cond.shape, x.shape, x.shape[0] if x.ndim else 1))
         cond = cond.reshape((-1,) + (1,) * (x.ndim - 1))
     mask = cond != 0
     out = xp.where(mask, x, y)
@@ -241,3 +261,21 @@ def fill_element_0index(xp, lhs, mhs, rhs):
         dlhs[rows, cols] = 0
         return dlhs, dy[rows, cols], None
     return out, backward
+
+
+@register('_contrib_index_array', differentiable=False)
+def index_array(xp, data, axes=None):
+    """The index of every element of ``data``: for data of shape ``(d1, ..., dn)`` an int64
+    array of shape ``(d1, ..., dn, n)`` whose entry ``[i1, ..., in, :]`` is
+    ``[i1, ..., in]``; with ``axes``, only those axes' indices, in that order. Its
+    gradient is zero (as in MXNet)."""
+    ndim = data.ndim
+    grid = xp.indices(data.shape, dtype=np.int64)  # (ndim, *shape)
+    if axes is not None:
+        axes = (axes,) if isinstance(axes, int) else tuple(axes)
+        for axis in axes:
+            if not -ndim <= axis < ndim:
+                raise MXNetError('index_array: axis %d is out of range for data with %d '
+                                 'dimensions' % (axis, ndim))
+        grid = grid[[axis % ndim for axis in axes]] if axes else grid[:0]
+    return xp.moveaxis(grid, 0, -1)

@@ -131,12 +131,11 @@ def softmax_cross_entropy(xp, data, label):
 def softmax_activation(xp, data, mode='instance'):
     """Softmax over the last axis (``mode='instance'``) or over axis 1 of an input of at
     least 3 dimensions (``mode='channel'``)."""
-    if mode == 'instance':
-        return softmax(xp, data, axis=-1)
-    if mode == 'channel':
-        if data.ndim < 3:
-            raise MXNetError("SoftmaxActivation: mode='channel' needs an input of at least 3 "
-                             'dimensions, got shape %s' % (data.shape,))
-        return softmax(xp, data, axis=1)
-    raise MXNetError("SoftmaxActivation: mode must be 'instance' or 'channel', got %r"
-                     % (mode,))
+    if mode not in ('instance', 'channel'):
+        raise MXNetError("SoftmaxActivation: mode must be 'instance' or 'channel', got %r"
+                         % (mode,))
+    if mode == 'channel' and data.ndim < 3:
+        raise MXNetError("SoftmaxActivation: mode='channel' needs an input of at least 3 "
+                         'dimensions, got shape %s' % (data.shape,))
+    out, softmax_backward = softmax(xp, data, axis=-1 if mode == 'instance' else 1)
+    return out, lambda dy: softmax_backward(dy)[:1]  # softmax's length input is not ours

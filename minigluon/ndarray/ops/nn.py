@@ -55,7 +55,7 @@ _ACTIVATIONS = {
 }
 
 
-@register('Activation')
+@register('Activation', choices={'act_type': tuple(_ACTIVATIONS)})
 def activation(xp, data, act_type):
     """Apply ``act_type``: 'relu', 'sigmoid', 'tanh', 'softrelu' or 'softsign'."""
     fn = _ACTIVATIONS.get(act_type)
@@ -92,18 +92,14 @@ def leaky_relu(xp, data, gamma=None, act_type='leaky', slope=0.25, lower_bound=N
     if act_type == 'prelu':
         if gamma is None:
             raise MXNetError("LeakyReLU(act_type='prelu') needs the gamma input")
-        g = gamma.reshape((1, -1) + (1,) * (data.ndim - 2)) if data.ndim > 1 and gamma.size > 1 \
-            else gamma
+        g = gamma.reshape(_prelu_gamma_shape(gamma.shape, data.shape))
         neg = data < 0
         out = xp.where(neg, data * g, data)
 
         def backward(dy):
             dg_full = xp.where(neg, dy * data, 0)
-            if gamma.size > 1:
-                dg = dg_full.sum(axis=(0,) + tuple(range(2, data.ndim))) if data.ndim > 1 \
-                    else dg_full
-            else:
-                dg = dg_full.sum().reshape(gamma.shape)
+            summed = tuple(i for i, n in enumerate(g.shape) if n == 1 and data.shape[i] != 1)
+            dg = dg_full.sum(axis=summed).reshape(gamma.shape)
             return xp.where(neg, dy * g, dy), dg.astype(gamma.dtype, copy=False)
         return out, backward
     if act_type in ('elu', 'selu'):
@@ -124,6 +120,22 @@ def leaky_relu(xp, data, gamma=None, act_type='leaky', slope=0.25, lower_bound=N
                      "or 'gelu'" % (act_type,))
 
 
+def _prelu_gamma_shape(gamma_shape, data_shape):
+    """``gamma_shape`` aligned on the batch and channel axes of ``data_shape`` (MXNet's
+    rule): ``(C,)`` slopes per channel, ``(N, C)`` per sample and channel, ``(1,)`` one."""
+    out = [1] * len(data_shape)
+    s = len(gamma_shape) - 1
+    for i in range(len(data_shape) - 1, -1, -1):
+        if s >= 0 and i <= 1 and gamma_shape[s] in (data_shape[i], 1):
+            out[i] = gamma_shape[s]
+            s -= 1
+    if s != -1:
+        raise MXNetError('LeakyReLU(prelu): cannot broadcast gamma of shape %s to data of shape '
+                         '%s; give gamma (C,), (N, C) or (1,)'
+                         % (tuple(gamma_shape), tuple(data_shape)))
+    return tuple(out)
+
+
 @shape_rule('LeakyReLU')
 def _leaky_relu_shapes(data, gamma=None, **_):
     """prelu's gamma: one slope per channel (axis 1)."""
@@ -133,23 +145,27 @@ def _leaky_relu_shapes(data, gamma=None, **_):
 
 
 @register('Dropout')
-def dropout(xp, data, p=0.5, axes=(), mode='training', training=None):
+def dropout(xp, data, p=0.5, axes=(), mode='training', training=None, cudnn_off=None):
     """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
     Active only in training mode (``autograd.is_training()``) unless ``mode='always'``.
-    ``axes`` share one mask along those axes (e.g. whole channels).
+    ``axes`` share one mask along those axes (e.g. whole channels). ``p=1`` gives NaN
+    everywhere, as MXNet's zeros times ``1 / (1 - p)`` do.
     """
-    if not 0 <= p < 1:
-        raise MXNetError('Dropout: p must be in [0, 1), got %r' % (p,))
+    if not 0 <= p <= 1:
+        raise MXNetError('Dropout: p must be in [0, 1], got %r' % (p,))
     if training is None:
         training = tape.is_training()
     if p == 0 or not (training or mode == 'always'):
         return data, lambda dy: (dy,)
     mask_shape = tuple(1 if i in [a % data.ndim for a in axes] else n
                        for i, n in enumerate(data.shape))
-    keep = uniform01(xp, mask_shape) >= p
-    scale = data.dtype.type(1 / (1 - p)) if data.dtype.kind == 'f' else 1 / (1 - p)
-    mask = keep * scale
+    if p == 1:
+        mask = xp.full(mask_shape, xp.nan, data.dtype if data.dtype.kind == 'f' else 'float32')
+    else:
+        keep = uniform01(xp, mask_shape) >= p
+        scale = data.dtype.type(1 / (1 - p)) if data.dtype.kind == 'f' else 1 / (1 - p)
+        mask = keep * scale
     return (data * mask).astype(data.dtype, copy=False), \
         lambda dy: ((dy * mask).astype(dy.dtype, copy=False),)
 

@@ -86,8 +86,64 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
     it uses the moving statistics. As in MXNet 1.x on the CPU, ``moving_mean`` and
     ``moving_var`` change when the backward pass runs through a training-mode node (once
     per backward), in place as ``m = momentum * m + (1 - momentum) * batch_stat``: a
-    forward alone, recorded or not, leaves them as they were.
+    forward alone, recorded or not, leaves them as they were. ``output_mean_var`` also
+    returns the mean and the inverse standard deviation ``1 / sqrt(var + eps)`` used, as
+    MXNet's BatchNorm does.
     """
+    (out, mean, _, inv_std), backward = _batch_norm(
+        xp, data, gamma, beta, moving_mean, moving_var, eps, momentum, fix_gamma,
+        use_global_stats, axis, training)
+    if output_mean_var:
+        return (out, mean, inv_std), lambda dys: backward(dys[0])
+    return out, backward
+
+
+def _batch_norm_with_variance(xp, data, gamma, beta, moving_mean, moving_var, eps, momentum,
+                              fix_gamma, use_global_stats, output_mean_var, training):
+    """Batch normalisation over every axis but 1 whose ``output_mean_var`` gives the
+    variance itself (MXNet's legacy BatchNorm_v1 and SyncBatchNorm)."""
+    (out, mean, var, _), backward = _batch_norm(
+        xp, data, gamma, beta, moving_mean, moving_var, eps, momentum, fix_gamma,
+        use_global_stats, 1, training)
+    if output_mean_var:
+        return (out, mean, var), lambda dys: backward(dys[0])
+    return out, backward
+
+
+@register('BatchNorm_v1', num_inputs=5)
+def batch_norm_v1(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+                  fix_gamma=True, use_global_stats=False, output_mean_var=False,
+                  training=None):
+    """MXNet's legacy BatchNorm: ``BatchNorm`` over axis 1, whose ``output_mean_var``
+    returns the batch's mean and (biased) variance."""
+    return _batch_norm_with_variance(xp, data, gamma, beta, moving_mean, moving_var, eps,
+                                     momentum, fix_gamma, use_global_stats, output_mean_var,
+                                     training)
+
+
+@register('_contrib_SyncBatchNorm', num_inputs=5)
+def sync_batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+                    fix_gamma=True, use_global_stats=False, output_mean_var=False, ndev=1,
+                    key=None, training=None):
+    """Batch normalisation over axis 1 with the statistics of the whole batch across
+    ``ndev`` devices (the calls sharing ``key``). minigluon runs the calls of one process
+    one after another, so only ``ndev=1`` can be met: normalise the whole batch in one
+    call instead. ``output_mean_var`` returns the mean and the (biased) variance."""
+    if key is None:
+        raise MXNetError('SyncBatchNorm: give key, the name its calls on every device share')
+    if int(ndev) != 1:
+        raise MXNetError('SyncBatchNorm: ndev=%s devices cannot meet here, as each call '
+                         'runs to its end before the next starts; use ndev=1 on the batch '
+                         'of all devices together (key %r)' % (ndev, key))
+    return _batch_norm_with_variance(xp, data, gamma, beta, moving_mean, moving_var, eps,
+                                     momentum, fix_gamma, use_global_stats, output_mean_var,
+                                     training)
+
+
+def _batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps, momentum, fix_gamma,
+                use_global_stats, axis, training):
+    """``(out, mean, var, inv_std), backward(dy)`` of BatchNorm over every axis but
+    ``axis``; see ``batch_norm``."""
     if training is None:
         training = tape.is_training()
     shape = data.shape
@@ -163,10 +219,7 @@ def batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentu
     def gradients(dx, dgamma, dbeta):
         dg = xp.zeros_like(gamma) if fix_gamma else dgamma.astype(gamma.dtype, copy=False)
         return view.back(dx), dg, dbeta.astype(beta.dtype, copy=False), None, None
-    out = view.back(out)
-    if output_mean_var:
-        return (out, mean, var), lambda dys: backward(dys[0])
-    return out, backward
+    return (view.back(out), mean, var, inv_std), backward
 
 
 def _normalize_along(xp, x3, gamma, beta, reduce_axis, eps):
@@ -260,7 +313,7 @@ def _one_per_channel(data, params, axis):
     return (data,) + tuple(None if p is None else channels for p in params)
 
 
-@shape_rule('BatchNorm', 'InstanceNorm')
+@shape_rule('BatchNorm', 'BatchNorm_v1', '_contrib_SyncBatchNorm', 'InstanceNorm')
 def _channel_shapes(data, *params, axis=1, **_):
     """gamma, beta (and BatchNorm's moving statistics): one value per channel of ``axis``."""
     return _one_per_channel(data, params, axis)

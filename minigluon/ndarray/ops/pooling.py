@@ -17,10 +17,12 @@ def _offset_slices(offset, stride, out_sp):
     return _spatial(slice(o, o + s * (m - 1) + 1, s) for o, s, m in zip(offset, stride, out_sp))
 
 
-@register('Pooling')
+@register('Pooling', choices={'pool_type': ('avg', 'max', 'sum'),
+                               'pooling_convention': ('full', 'same', 'valid')})
 def pooling(xp, data, kernel=None, pool_type='max', stride=None, pad=None, global_pool=False,
             pooling_convention='valid', count_include_pad=True, layout=None, cudnn_off=None):
-    """Pool over windows of ``kernel``; ``pooling_convention='full'`` is ceil mode.
+    """Pool over windows of ``kernel``; ``pooling_convention='full'`` is ceil mode, 'same'
+    (1-D only, no pad) gives ``ceil(width / stride)`` windows clipped at the end.
 
     ``pool_type`` is 'max', 'avg' or 'sum'. With ``count_include_pad=False`` an average
     divides by the number of real (unpadded) elements in each window. ``layout`` is
@@ -70,18 +72,28 @@ def _pooling(xp, data, kernel, pool_type, stride, pad, global_pool, pooling_conv
 
     kernel = _tuple(kernel, dims, 'kernel')
     stride = _tuple(stride, dims, 'stride', 1) if stride else (1,) * dims  # MXNet's default
+    if isinstance(pad, (tuple, list)) and len(pad) > dims:
+        if pooling_convention == 'same' and any(pad):
+            raise MXNetError("Pooling: pooling_convention='same' pads by itself; pass no "
+                             "pad (or zeros), got pad=%s" % (tuple(pad),))
+        pad = tuple(pad)[:dims]  # as MXNet, the entries past the spatial axes go unused
     pad = _tuple(pad, dims, 'pad', 0)
-    if pooling_convention not in ('valid', 'full'):
-        raise MXNetError("Pooling: pooling_convention must be 'valid' or 'full', got %r"
-                         % pooling_convention)
-    ceil = pooling_convention == 'full'
+    if pooling_convention not in ('valid', 'full', 'same'):
+        raise MXNetError("Pooling: pooling_convention must be 'valid', 'full' or 'same', "
+                         "got %r" % pooling_convention)
+    if pooling_convention == 'same' and (dims != 1 or any(pad)):
+        raise MXNetError("Pooling: pooling_convention='same' takes 1-D data (N, C, W) and "
+                         "no pad, got data of shape %s and pad=%s" % (data.shape, pad))
     out_sp, extra = [], []
     for n, k, s, p in zip(data.shape[2:], kernel, stride, pad):
         span = n + 2 * p - k
         if span < 0:
             raise MXNetError('Pooling: window %s does not fit input %s with padding %s'
                              % (kernel, data.shape, pad))
-        o = (-(-span // s) if ceil else span // s) + 1
+        if pooling_convention == 'same':  # one window per stride, clipped at the end
+            o = -(-n // s)
+        else:
+            o = (-(-span // s) if pooling_convention == 'full' else span // s) + 1
         out_sp.append(o)
         extra.append(max(0, (o - 1) * s + k - (n + 2 * p)))
     out_sp, extra = tuple(out_sp), tuple(extra)

@@ -1,6 +1,6 @@
 """Reductions over axes: sum, mean, prod, max, min, norm, argmax, argmin."""
 from ...base import MXNetError
-from ..registry import register
+from ..registry import dtype_rule, register
 from ..accumulate import sum_over
 
 
@@ -119,25 +119,37 @@ def _min(xp, x, axes):
 
 
 @register('norm')
-def norm(xp, data, ord=2, axis=None, keepdims=False):  # pylint: disable=redefined-builtin
-    """The L2 (``ord=2``) or L1 (``ord=1``) norm over ``axis`` (all elements by default)."""
+def norm(xp, data, ord=2, axis=None, out_dtype=None, keepdims=False):
+    # pylint: disable=redefined-builtin
+    """The L2 (``ord=2``) or L1 (``ord=1``) norm over ``axis`` (all elements by default),
+    of dtype ``out_dtype`` (the input's by default); float16 accumulates in float32."""
     if ord not in (1, 2):
         raise MXNetError('norm: ord must be 1 or 2, got %r' % (ord,))
     axes = _axes(data.ndim, axis)
     kept = _kept_shape(data.shape, axes)
+    out_dtype = xp.dtype(out_dtype or data.dtype)
+    acc = xp.promote_types(data.dtype, out_dtype)
+    if acc == xp.float16:
+        acc = xp.dtype(xp.float32)
+    wide = data.astype(acc, copy=False)
     if ord == 2:
-        y = xp.sqrt(xp.square(data).sum(axis=axes, keepdims=True))
+        y = xp.sqrt(xp.square(wide).sum(axis=axes, keepdims=True))
     else:
-        y = xp.abs(data).sum(axis=axes, keepdims=True)
+        y = xp.abs(wide).sum(axis=axes, keepdims=True)
     out = y if keepdims else y.reshape(tuple(n for i, n in enumerate(data.shape) if i not in axes))
 
     def backward(dy):
         dy = dy.reshape(kept)
         if ord == 1:
-            return (dy * xp.sign(data),)
+            return ((dy * xp.sign(wide)).astype(data.dtype, copy=False),)
         safe = xp.where(y == 0, 1, y)
-        return (dy * data / safe,)
-    return out, backward
+        return ((dy * wide / safe).astype(data.dtype, copy=False),)
+    return out.astype(out_dtype, copy=False), backward
+
+
+@dtype_rule('norm')
+def _norm_dtype(in_dtypes, out_dtype=None, **_):
+    return [out_dtype or in_dtypes[0]]
 
 
 def _arg_reduce(name, fn_name):

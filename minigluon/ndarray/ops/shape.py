@@ -2,6 +2,7 @@
 import math
 
 from ...base import MXNetError, MXNetValueError
+from ...util import is_np_shape
 from ..registry import register, shape_rule, unbroadcast
 
 
@@ -84,10 +85,33 @@ def infer_reshape(src, target, reverse=False):
     return tuple(out)
 
 
+def legacy_target_shape(src, target_shape, keep_highest=False):
+    """The shape MXNet's deprecated ``target_shape`` argument asks for: its one 0 (after
+    the first dimension with ``keep_highest``, which keeps ``src``'s first) is inferred."""
+    out = list(target_shape)
+    if keep_highest and out:
+        out[0] = src[0]
+    zeros = [i for i in range(1 if keep_highest else 0, len(out)) if out[i] == 0]
+    if len(zeros) == 1:
+        known = math.prod(d for i, d in enumerate(out) if i != zeros[0])
+        out[zeros[0]] = math.prod(src) // known if known else 0
+    return tuple(out)
+
+
 @register('reshape')
-def reshape(xp, data, shape, reverse=False):
-    """Reshape to ``shape`` (MXNet codes 0, -1, -2, -3, -4 allowed); shares memory when it can."""
-    new = infer_reshape(data.shape, shape, reverse)
+def reshape(xp, data, shape=(), reverse=False, target_shape=(), keep_highest=False):
+    """Reshape to ``shape`` (MXNet codes 0, -1, -2, -3, -4 allowed); shares memory when it can.
+
+    ``target_shape`` (with ``keep_highest``) is MXNet's deprecated spelling, used when
+    ``shape`` is empty: one 0 in it is inferred."""
+    if shape or not target_shape:
+        new = infer_reshape(data.shape, shape, reverse)
+    else:
+        new = legacy_target_shape(data.shape, target_shape, keep_highest)
+        if math.prod(new) != data.size:
+            raise MXNetValueError('reshape: target_shape %s (giving %s) does not hold the %d '
+                                  'elements of shape %s' % (tuple(target_shape), new,
+                                                           data.size, data.shape))
     src = data.shape
     return data.reshape(new), lambda dy: (dy.reshape(src),)
 
@@ -120,6 +144,20 @@ def transpose(xp, data, axes=None):
     axes = tuple(axes) if axes else tuple(reversed(range(data.ndim)))
     inverse = tuple(sorted(range(len(axes)), key=axes.__getitem__))
     return xp.transpose(data, axes), lambda dy: (xp.transpose(dy, inverse),)
+
+
+@shape_rule('transpose')
+def _transpose_shapes(data, axes=None, out_shapes=None, **_):
+    """Data's unknown dimensions from the output's (a graph whose transposed operand is
+    ``ones(shape=(-1, -1))`` learns its shape from what it is added to)."""
+    out = out_shapes[0] if out_shapes else None
+    if not data or not out or len(out) != len(data):
+        return (data,)
+    axes = tuple(a % len(data) for a in axes) if axes else tuple(reversed(range(len(data))))
+    full = [0] * len(data)
+    for position, axis in enumerate(axes):
+        full[axis] = out[position]
+    return (tuple(d or f for d, f in zip(data, full)),)
 
 
 @register('swapaxes')
@@ -189,6 +227,10 @@ def broadcast_axis(xp, data, axis=(), size=()):
 def tile(xp, data, reps):
     """Repeat the whole array ``reps`` times along each axis."""
     reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    # MXNet 1.x's shapes spell an unknown size 0: empty arrays exist only in np_shape mode
+    if any(r < 0 for r in reps) or (0 in reps and not is_np_shape()):
+        raise MXNetError('tile: reps %s must be positive (0 is allowed inside '
+                         'mx.util.np_shape(), where arrays may be empty)' % (reps,))
     out = xp.tile(data, reps)
     src = data.shape
 
@@ -301,7 +343,7 @@ def _split_shapes(data, num_outputs=1, axis=1, squeeze_axis=False, out_shapes=No
 
 
 @register('slice_axis')
-def slice_axis(xp, data, axis, begin, end):
+def slice_axis(xp, data, axis, begin, end=None):
     """Elements ``begin:end`` along ``axis`` (``end`` None means to the end)."""
     index = [slice(None)] * data.ndim
     index[axis] = slice(begin, end)
@@ -397,14 +439,23 @@ def _slice_assign_scalar(xp, data, scalar=0.0, begin=(), end=(), step=()):
     return out, backward
 
 
+def _like_range(ndim, side, begin, end):
+    """``reshape_like``'s axes ``begin:end`` of a ``side`` operand of ``ndim`` dimensions as
+    non-negative indices (negative ones count from the end, None is the whole shape)."""
+    b = 0 if begin is None else begin + ndim if begin < 0 else begin
+    e = ndim if end is None else end + ndim if end < 0 else end
+    if not 0 <= b < e <= ndim:
+        raise MXNetValueError('reshape_like: %s_begin=%s, %s_end=%s do not give a non-empty '
+                              'range of the %d axes of %s' % (side, begin, side, end, ndim, side))
+    return b, e
+
+
 @register('reshape_like', num_inputs=2)
 def reshape_like(xp, lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None):
     """``lhs`` with axes ``lhs_begin:lhs_end`` replaced by the axes ``rhs_begin:rhs_end`` of
     ``rhs`` (by default: the whole shape of ``rhs``)."""
-    lb = 0 if lhs_begin is None else lhs_begin % (lhs.ndim + 1)
-    le = lhs.ndim if lhs_end is None else lhs_end % (lhs.ndim + 1)
-    rb = 0 if rhs_begin is None else rhs_begin % (rhs.ndim + 1)
-    re_ = rhs.ndim if rhs_end is None else rhs_end % (rhs.ndim + 1)
+    lb, le = _like_range(lhs.ndim, 'lhs', lhs_begin, lhs_end)
+    rb, re_ = _like_range(rhs.ndim, 'rhs', rhs_begin, rhs_end)
     shape = lhs.shape[:lb] + rhs.shape[rb:re_] + lhs.shape[le:]
     if math.prod(shape) != lhs.size:
         raise MXNetValueError('reshape_like: cannot reshape %s (%d elements) into %s'
@@ -446,11 +497,25 @@ def split_v2(xp, data, indices_or_sections, axis=0, squeeze_axis=False):
     return (parts[0] if len(parts) == 1 else tuple(parts)), backward
 
 
+def _check_blocks(name, shape, block_size):
+    """MXNet's checks of ``depth_to_space``/``space_to_depth`` inputs: 4-D, no empty axis,
+    a positive block size."""
+    if len(shape) != 4:
+        raise MXNetError('%s needs 4-D data (N, C, H, W), got shape %s' % (name, shape))
+    if block_size <= 0:
+        raise MXNetError('%s: block_size must be a positive integer, got %d'
+                         % (name, block_size))
+    if 0 in shape:
+        raise MXNetError('%s: data of shape %s has an empty axis; every axis needs at least '
+                         'one element' % (name, shape))
+
+
 @register('depth_to_space')
 def depth_to_space(xp, data, block_size):
     """Move channel blocks into space: ``(N, C, H, W) -> (N, C/b^2, H*b, W*b)``."""
-    n, c, h, w = data.shape
     b = block_size
+    _check_blocks('depth_to_space', data.shape, b)
+    n, c, h, w = data.shape
     if c % (b * b):
         raise MXNetError('depth_to_space: %d channels are not divisible by block_size^2 = %d'
                          % (c, b * b))
@@ -468,8 +533,9 @@ def _space_to_depth(x, b):
 @register('space_to_depth')
 def space_to_depth(xp, data, block_size):
     """Move spatial blocks into channels: ``(N, C, H, W) -> (N, C*b^2, H/b, W/b)``."""
-    _, _, h, w = data.shape
     b = block_size
+    _check_blocks('space_to_depth', data.shape, b)
+    _, _, h, w = data.shape
     if h % b or w % b:
         raise MXNetError('space_to_depth: height %d and width %d must be divisible by '
                          'block_size %d' % (h, w, b))
@@ -483,6 +549,16 @@ def diag(xp, data, k=0, axis1=0, axis2=1):
     if data.ndim == 1:
         out = xp.diag(data, k)
         return out, lambda dy: (xp.diagonal(dy, k).copy(),)
+    if data.ndim == 0:
+        raise MXNetError('diag: the input must have at least one axis, got a scalar')
+    axis1, axis2 = _axis(axis1, data.ndim), _axis(axis2, data.ndim)
+    if axis1 == axis2:
+        raise MXNetError('diag: axis1 and axis2 both refer to axis %d; give two different '
+                         'axes' % axis1)
+    rows, cols = data.shape[axis1], data.shape[axis2]
+    if min(rows + min(k, 0), cols - max(k, 0)) < 0:
+        raise MXNetError('diag: diagonal k=%d does not exist in a %dx%d matrix (axes %d, %d); '
+                         'k must lie in [%d, %d]' % (k, rows, cols, axis1, axis2, -rows, cols))
     out = xp.diagonal(data, k, axis1, axis2).copy()
     src, dtype = data.shape, data.dtype
 
