@@ -43,7 +43,8 @@ _OUTPUT_NAMES = {'_contrib_bipartite_matching': ['output0', 'output1'],
                  '_contrib_MultiBoxTarget': ['loc_target', 'loc_mask', 'cls_target'],
                  '_linalg_gelqf': ['output0', 'output1'], '_linalg_syevd': ['output0', 'output1'],
                  '_linalg_slogdet': ['output0', 'output1'], '_linalg_det': ['output0'],
-                 'moments': ['output0', 'output1'], '_histogram': ['output0', 'output1']}
+                 'moments': ['output0', 'output1'], '_histogram': ['output0', 'output1'],
+                 '_contrib_quantize': ['output0', 'output1', 'output2']}
 
 # Variadic ops whose count of inputs is an attribute other than ``num_args``.
 _COUNT_ATTRS = {'multi_all_finite': 'num_arrays', 'amp_multicast': 'num_outputs'}

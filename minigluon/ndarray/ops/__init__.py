@@ -8,4 +8,4 @@ from . import vision  # noqa: F401
 from . import adaptive_pooling, deformable_conv, proposal, psroi_pooling  # noqa: F401
 from . import roi_rotated  # noqa: F401
 from . import amp, misc, scatter, special, statistics  # noqa: F401
-from . import attention, checks, correlation, im2col  # noqa: F401
+from . import attention, checks, correlation, im2col, quantization  # noqa: F401
