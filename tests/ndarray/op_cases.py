@@ -764,6 +764,11 @@ CASES.update({
     '_contrib_index_copy': [C(lambda a, b: weighted(nd.contrib.index_copy(
         a, _const([2, 0], a), b), 3, 2), r(3, 2), r(2, 2))],
     '_contrib_quadratic': [C(lambda a: nd.contrib.quadratic(a, a=1.5, b=-2.0, c=0.5), r(2, 3))],
+    # the numeric gradient of gradientmultiplier(a, s) is 1 and its own is s: adding
+    # (s - 1) * BlockGrad(a) makes both s
+    '_contrib_gradientmultiplier': [
+        C(lambda a: nd.contrib.gradientmultiplier(a, scalar=-0.7) - 1.7 * nd.BlockGrad(a),
+          r(2, 3))],
     '_contrib_div_sqrt_dim': [C(lambda a: weighted(nd.contrib.div_sqrt_dim(a), 2, 3), r(2, 3))],
     'softmax_cross_entropy': [C(lambda a: nd.softmax_cross_entropy(a, _const([0, 2, 1], a)),
                                 r(3, 4) * 2)],

@@ -205,6 +205,16 @@ def test_contrib_ops():
                                 c=0.7).asnumpy().tolist() == [2, 5, 9]
 
 
+def test_gradientmultiplier_scales_only_the_gradient():
+    x = nd.array([1.0, -2.0, 3.0])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.contrib.gradientmultiplier(x * x, scalar=-0.5)
+    y.backward()
+    assert y.asnumpy().tolist() == [1, 4, 9]
+    assert x.grad.asnumpy().tolist() == [-1, 2, -3]  # -0.5 * 2x
+
+
 def test_stop_gradient_and_blockgrad_stop_the_gradient():
     x = nd.array([1.0, 7.0])
     x.attach_grad()

@@ -1,6 +1,6 @@
 """Smaller ops of MXNet 1.x: ``smooth_l1``, ``hard_sigmoid``, ``khatri_rao``,
 ``softmax_cross_entropy``, ``SoftmaxActivation`` and the contrib ops ``quadratic``,
-``div_sqrt_dim`` and ``arange_like``."""
+``gradientmultiplier``, ``div_sqrt_dim`` and ``arange_like``."""
 import math
 
 import numpy as np
@@ -56,6 +56,14 @@ def quadratic(xp, data, a=0.0, b=0.0, c=0.0):
     x = _computed_as(data)
     out = (a * x * x + b * x + c).astype(data.dtype, copy=False)
     return out, lambda dy: ((dy * (2 * a * x + b)).astype(dy.dtype, copy=False),)
+
+
+@register('_contrib_gradientmultiplier')
+def gradient_multiplier(xp, data, scalar=1.0):
+    """``data`` unchanged, its gradient multiplied by ``scalar`` (a negative one reverses
+    it, as domain-adversarial training does)."""
+    scale = _float32(scalar)
+    return data.copy(), lambda dy: ((dy * scale).astype(dy.dtype, copy=False),)
 
 
 @register('_contrib_div_sqrt_dim')
