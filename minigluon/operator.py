@@ -25,12 +25,17 @@ Example::
 """
 import collections
 import inspect
+import itertools
+import warnings
 
+from . import symbol as _symbol
 from .base import MXNetError
 from .ndarray import custom as _custom
+from .ndarray.creation import array as _array
+from .symbol import op_specs as _op_specs
 
 __all__ = ['CustomOp', 'CustomOpProp', 'register', 'get_all_registered_operators',
-           'get_operator_arguments', 'OperatorArguments']
+           'get_operator_arguments', 'OperatorArguments', 'PythonOp', 'NumpyOp', 'NDArrayOp']
 
 
 class CustomOp:
@@ -213,8 +218,7 @@ def get_all_registered_operators():
     -------
     list of str
     """
-    from .symbol import op_specs
-    return op_specs.names()
+    return _op_specs.names()
 
 
 OperatorArguments = collections.namedtuple('OperatorArguments', ['narg', 'names', 'types'])
@@ -258,8 +262,7 @@ def get_operator_arguments(op_name):
     MXNetError
         If no operator of that name exists.
     """
-    from .symbol import op_specs
-    spec = op_specs.spec_of(op_name)
+    spec = _op_specs.spec_of(op_name)
     if spec.variadic:
         names, types = ['data'], ['NDArray-or-Symbol[]']
     else:  # every input the op may take (softmax's length, a convolution's bias)
@@ -277,3 +280,106 @@ def get_operator_arguments(op_name):
         names.append(param.name)
         types.append(_type_of(param.default, choices.get(param.name)))
     return OperatorArguments(len(names), names, types)
+
+
+class PythonOp:
+    """MXNet's first operators written in Python, kept for old programs (write new ones as
+    ``CustomOp``). Override ``forward(in_data, out_data)``, ``backward(out_grad, in_data,
+    out_data, in_grad)`` (they write into the output lists' arrays in place), and where the
+    op is not one input to one output of its shape, ``list_arguments``, ``list_outputs``
+    and ``infer_shape``; ``get_symbol(*inputs)`` makes a graph node of it. The defaults
+    copy the input forward and give a gradient of ones."""
+    _serial = itertools.count()
+
+    def __init__(self, need_top_grad=True):
+        self.need_top_grad_ = need_top_grad
+        warnings.warn('PythonOp is deprecated (as in MXNet): write a CustomOp instead',
+                      DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        return self.get_symbol(*args, **kwargs)
+
+    def get_symbol(self, *args, **kwargs):
+        """A ``Symbol`` applying this operator to the symbols ``args`` (``name=`` names
+        the node). It runs through ``mx.sym.Custom`` under a name of its own."""
+        op_type = '_python_op%d' % next(self._serial)
+        register(op_type)(_legacy_prop(self))
+        return _symbol.Custom(*args, op_type=op_type, **kwargs)
+
+    def forward(self, in_data, out_data):
+        """Write the outputs into ``out_data``'s arrays."""
+        out_data[0][:] = in_data[0]
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        """Write the inputs' gradients into ``in_grad``'s arrays."""
+        in_grad[0][:] = 1.0
+
+    def infer_shape(self, in_shape):
+        """``(input shapes, output shapes)`` from the input shapes."""
+        return in_shape, [in_shape[0]]
+
+    def list_outputs(self):
+        return ['output']
+
+    def list_arguments(self):
+        return ['data']
+
+    def need_top_grad(self):
+        """Whether ``backward`` reads the outputs' gradients (False for loss layers)."""
+        return self.need_top_grad_
+
+    def _arrays(self, arrays):
+        """The op's view of NDArrays: numpy arrays for a ``NumpyOp``."""
+        raise NotImplementedError
+
+
+class NumpyOp(PythonOp):
+    """A ``PythonOp`` whose ``forward`` and ``backward`` get numpy arrays."""
+
+    def _arrays(self, arrays):
+        return [a.asnumpy() for a in arrays]
+
+
+class NDArrayOp(PythonOp):
+    """A ``PythonOp`` whose ``forward`` and ``backward`` get NDArrays."""
+
+    def _arrays(self, arrays):
+        return [a.copy() for a in arrays]
+
+
+def _legacy_prop(legacy):
+    """A ``CustomOpProp`` class running the ``PythonOp`` ``legacy``: its methods get the
+    op's own view of the arrays, and what they write is assigned per ``req``."""
+
+    class Computation(CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            outs = legacy._arrays(out_data)
+            legacy.forward(legacy._arrays(in_data), outs)
+            for dst, r, src in zip(out_data, req, outs):
+                self.assign(dst, r, _array(src, ctx=dst.context, dtype=dst.dtype))
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            grads = legacy._arrays(in_grad)
+            legacy.backward(legacy._arrays(out_grad), legacy._arrays(in_data),
+                            legacy._arrays(out_data), grads)
+            for dst, r, src in zip(in_grad, req, grads):
+                self.assign(dst, r, _array(src, ctx=dst.context, dtype=dst.dtype))
+
+    class Prop(CustomOpProp):
+        def __init__(self):
+            super().__init__(need_top_grad=legacy.need_top_grad())
+
+        def list_arguments(self):
+            return legacy.list_arguments()
+
+        def list_outputs(self):
+            return legacy.list_outputs()
+
+        def infer_shape(self, in_shape):
+            ins, outs = legacy.infer_shape(in_shape)
+            return ins, outs, []
+
+        def create_operator(self, ctx, in_shapes, in_dtypes):
+            return Computation()
+
+    return Prop

@@ -343,3 +343,62 @@ def test_get_operator_arguments_as_mxnet_gives_them():
     assert mx.operator.get_operator_arguments('softmax').names[:2] == ['data', 'length']
     with pytest.raises(MXNetError, match='not supported'):
         mx.operator.get_operator_arguments('NoSuchOp')
+
+
+# ---- MXNet's deprecated PythonOp family, run through the custom-op path ----
+
+class _NumpySquare(mx.operator.NumpyOp):
+    """``x * y`` of two inputs, on numpy arrays (MXNet's NumpyOp tutorial shape)."""
+
+    def __init__(self):
+        super().__init__(need_top_grad=True)
+
+    def list_arguments(self):
+        return ['x', 'y']
+
+    def list_outputs(self):
+        return ['product']
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]]
+
+    def forward(self, in_data, out_data):
+        out_data[0][:] = in_data[0] * in_data[1]
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        in_grad[0][:] = out_grad[0] * in_data[1]
+        in_grad[1][:] = out_grad[0] * in_data[0]
+
+
+class _NDArrayCopy(mx.operator.NDArrayOp):
+    """The default PythonOp behaviour (a copy; gradient of ones), on NDArrays."""
+
+    def forward(self, in_data, out_data):
+        assert isinstance(in_data[0], mx.nd.NDArray)
+        super().forward(in_data, out_data)
+
+
+def test_numpy_op_runs_forward_and_backward_in_a_graph():
+    with pytest.warns(DeprecationWarning, match='CustomOp'):
+        op = _NumpySquare()
+    node = op(mx.sym.var('a'), mx.sym.var('b'), name='prod')
+    assert node.list_arguments() == ['a', 'b'] and node.list_outputs() == ['prod_product']
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([4.0, -5.0, 0.5])
+    grads = {'a': mx.nd.zeros((3,)), 'b': mx.nd.zeros((3,))}
+    exe = node.bind(mx.cpu(), args={'a': mx.nd.array(a), 'b': mx.nd.array(b)},
+                    args_grad=grads)
+    out = exe.forward(is_train=True)[0]
+    np.testing.assert_allclose(out.asnumpy(), a * b)
+    exe.backward(mx.nd.array([1.0, 10.0, 100.0]))
+    np.testing.assert_allclose(grads['a'].asnumpy(), b * [1, 10, 100])
+    np.testing.assert_allclose(grads['b'].asnumpy(), a * [1, 10, 100])
+
+
+def test_ndarray_op_defaults_copy_forward_and_give_ones_back():
+    with pytest.warns(DeprecationWarning):
+        node = _NDArrayCopy().get_symbol(mx.sym.var('x'))
+    x, dx = mx.nd.array([[1.0, -2.0]]), mx.nd.zeros((1, 2))
+    exe = node.bind(mx.cpu(), args=[x], args_grad={'x': dx})
+    np.testing.assert_array_equal(exe.forward(is_train=True)[0].asnumpy(), [[1, -2]])
+    exe.backward(mx.nd.array([[5.0, 5.0]]))
+    np.testing.assert_array_equal(dx.asnumpy(), [[1, 1]])
