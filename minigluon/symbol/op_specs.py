@@ -522,8 +522,12 @@ def _full(inputs, params, ctx):
 
 
 def _arange(inputs, params, ctx):
-    stop = params.get('stop')
-    return [creation.arange(params.get('start', 0), stop, params.get('step', 1.0),
+    start, stop, step = params.get('start', 0), params.get('stop'), params.get('step', 1.0)
+    if params.get('infer_range') and stop is None:
+        # the length the graph gave it (see shape_inference.open_source_shape)
+        length = from_string(params['shape'])[0] // params.get('repeat', 1)
+        start, stop = start, start + step * length
+    return [creation.arange(start, stop, step,
                             repeat=params.get('repeat', 1), ctx=ctx, dtype=_dtype(params))]
 
 
@@ -536,6 +540,6 @@ for _mx, _fn, _accepted in (('_zeros', _zeros, ('shape', 'dtype', 'ctx')),
                             ('_ones', _ones, ('shape', 'dtype', 'ctx')),
                             ('_full', _full, ('shape', 'dtype', 'ctx', 'value')),
                             ('_arange', _arange, ('start', 'stop', 'step', 'repeat', 'dtype',
-                                                  'ctx', 'infer_range')),
+                                                  'ctx', 'infer_range', 'shape')),
                             ('_eye', _eye, ('N', 'M', 'k', 'dtype', 'ctx'))):
     _add(OpSpec(_mx, hint=_mx[1:], run=_fn, accepted=_accepted), public=False)

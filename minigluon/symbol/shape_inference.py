@@ -183,7 +183,11 @@ def open_source_shape(node, np_semantics=False):
     """The shape of a node that makes an array from its ``shape`` argument alone
     (``_zeros``, ``_ones``, ``_full`` ...) when that shape has unknown dimensions, -1 for
     each; else None. MXNet 1.x's shapes spell an unknown dimension 0 there (a recurrent
-    cell's begin state is ``zeros(shape=(0, hidden))``): the graph decides it."""
+    cell's begin state is ``zeros(shape=(0, hidden))``): the graph decides it. So it does
+    the length of an ``arange`` with ``infer_range`` and no ``stop``."""
+    if node.op == '_arange' and from_string(node.attrs.get('infer_range', 'False')) and \
+            from_string(node.attrs.get('stop', 'None')) is None:
+        return (-1,)  # its length, and so its stop, comes from where it is used
     if node.is_variable or node.inputs or np_semantics or 'shape' not in node.attrs:
         return None
     shape = from_string(node.attrs['shape'])

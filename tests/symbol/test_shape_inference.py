@@ -308,3 +308,15 @@ def test_inference_agrees_with_mxnet(answers_of_both):
     assert sorted(got) == sorted(expected)
     differ = {k: (got[k], expected[k]) for k in expected if got[k] != expected[k]}
     assert not differ, differ
+
+
+def test_arange_with_infer_range_takes_its_length_from_the_graph():
+    # MXNet 1.9.1 gives [0 1 2 3 4] and [2 2 2.5 2.5 3 3] for these
+    s = mx.sym.elemwise_add(mx.sym.arange(start=0, infer_range=True), mx.sym.zeros(shape=(5,)))
+    assert s.bind(mx.cpu(), args={}).forward()[0].asnumpy().tolist() == [0, 1, 2, 3, 4]
+    s = mx.sym.arange(start=2, step=0.5, repeat=2, infer_range=True) + mx.sym.var('x')
+    assert s.infer_shape(x=(6,))[1] == [(6,)]
+    assert s.eval(x=mx.nd.zeros((6,)))[0].asnumpy().tolist() == [2, 2, 2.5, 2.5, 3, 3]
+    # round trip through MXNet's JSON keeps the node open
+    again = mx.sym.load_json(s.tojson())
+    assert again.eval(x=mx.nd.ones((4,)))[0].asnumpy().tolist() == [3, 3, 3.5, 3.5]
