@@ -1,6 +1,8 @@
 """Layer ops: FullyConnected, Activation, LeakyReLU family, Dropout, Embedding."""
 import math
 
+import numpy as np
+
 from .. import tape
 from ...backend import scatter_add
 from ...base import MXNetError
@@ -111,11 +113,13 @@ def leaky_relu(xp, data, gamma=None, act_type='leaky', slope=0.25, lower_bound=N
             lambda dy: ((scale * xp.where(neg, dy * alpha * (expm1 + 1), dy)).astype(dy.dtype),
                         None)
     if act_type == 'gelu':
-        cdf = 0.5 * (1 + erf(xp, data / math.sqrt(2)))
-        out = data * cdf
-        pdf = xp.exp(-0.5 * data * data) / math.sqrt(2 * math.pi)
+        # float16 is computed in float32 and rounded once, as MXNet's kernel does
+        x = data.astype(np.float32) if data.dtype == np.float16 else data
+        cdf = 0.5 * (1 + erf(xp, x / math.sqrt(2)))
+        out = x * cdf
+        pdf = xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
         return out.astype(data.dtype, copy=False), \
-            lambda dy: ((dy * (cdf + data * pdf)).astype(dy.dtype), None)
+            lambda dy: ((dy * (cdf + x * pdf)).astype(dy.dtype), None)
     raise MXNetError("LeakyReLU: unknown act_type %r; choose 'leaky', 'prelu', 'elu', 'selu' "
                      "or 'gelu'" % (act_type,))
 

@@ -73,3 +73,19 @@ def test_prelu_matches_mxnet(answers_of_both):
             # MXNet's forward multiplies in float32 constants: 1e-8 apart in float64
             np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-7,
                                        err_msg='%s %d' % (name, k))
+
+
+def test_gelu_on_float16_is_float32_rounded_once():
+    # MXNet computes float16 GELU in float32 and rounds the result: computed in float16
+    # it was up to 3 units of the last place off, which failed MXNet's own test_gelu
+    x = np.linspace(-0.01, 0.01, 41).astype(np.float16)
+    x16, x32 = nd.array(x, dtype='float16'), nd.array(x, dtype='float32')
+    for a in (x16, x32):
+        a.attach_grad()
+    with autograd.record():
+        y16 = nd.LeakyReLU(x16, act_type='gelu')
+        y32 = nd.LeakyReLU(x32, act_type='gelu')
+    y16.backward()
+    y32.backward()
+    np.testing.assert_array_equal(y16.asnumpy(), y32.asnumpy().astype(np.float16))
+    np.testing.assert_array_equal(x16.grad.asnumpy(), x32.grad.asnumpy().astype(np.float16))
