@@ -242,7 +242,8 @@ def main():
     parser.add_argument('--mxnet-repo', required=True, help='a git clone of apache/mxnet')
     parser.add_argument('--branch', default='v1.x')
     parser.add_argument('--keep', help='write the tests and the report into this folder')
-    parser.add_argument('--timeout', type=int, default=300, help='seconds per test')
+    parser.add_argument('--timeout', type=int, default=300,
+                        help='seconds per test (0: no limit, and no need of pytest-timeout)')
     parser.add_argument('--mxnet-python',
                         help='a Python with MXNet 1.9.1 (and pytest, pytest-timeout, pynose, '
                              'scipy): the same tests run there too, and those that fail '
@@ -285,8 +286,9 @@ def main():
         env.pop('no_proxy', None)
         env.pop('NO_PROXY', None)
         for folder, python in runs:
+            limit = ['--timeout', str(args.timeout)] if args.timeout else []
             subprocess.run([python, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-                            '--timeout', str(args.timeout), '--junitxml', 'report.xml']
+                            '--junitxml', 'report.xml'] + limit
                            + pytest_args + [name + '.py' for name in files],
                            cwd=folder, env=env)
         proxy.shutdown()

@@ -60,7 +60,7 @@ def _count(repo, work, *extra):
     env = dict(os.environ, PYTHONPATH=REPO)
     done = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'mxnet_unittests.py'),
                            '--mxnet-repo', repo, '--files', 'test_operator', '--keep', work,
-                           '-k', 'not test_not_selected'] + list(extra),
+                           '--timeout', '0', '-k', 'not test_not_selected'] + list(extra),
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines()
