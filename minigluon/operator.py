@@ -319,9 +319,11 @@ class PythonOp:
         return in_shape, [in_shape[0]]
 
     def list_outputs(self):
+        """The outputs' names (one, ``output``, by default)."""
         return ['output']
 
     def list_arguments(self):
+        """The inputs' names (one, ``data``, by default)."""
         return ['data']
 
     def need_top_grad(self):
