@@ -12,6 +12,7 @@ import numpy as np
 from ... import backend
 from ...base import MXNetError
 from ..registry import register
+from .vision import host_rois
 
 
 def _bin_ranges(start, size, pooled, limit, dtype):
@@ -56,11 +57,7 @@ def psroi_pooling(xp, data, rois, spatial_scale=None, output_dim=None, pooled_si
                          'got %d' % (dim * groups * groups, c))
     dtype = np.dtype(data.dtype)
     dt = dtype.type
-    boxes = backend.to_host(rois).astype(dtype)
-    batch = boxes[:, 0].astype(np.int64)
-    if ((batch < 0) | (batch >= n)).any():
-        raise MXNetError('PSROIPooling: every roi needs a batch index in [0, %d), got %s'
-                         % (n, batch.tolist()))
+    boxes, batch = host_rois('PSROIPooling', rois, n, dtype)
     scale = dt(np.float32(spatial_scale))
     x1, y1 = np.round(boxes[:, 1]) * scale, np.round(boxes[:, 2]) * scale
     x2, y2 = (np.round(boxes[:, 3]) + dt(1)) * scale, (np.round(boxes[:, 4]) + dt(1)) * scale

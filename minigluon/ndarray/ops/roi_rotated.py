@@ -7,10 +7,9 @@ ROIAlign's do, so each point keeps its four bilinear neighbours and their weight
 """
 import numpy as np
 
-from ... import backend
 from ...base import MXNetError
 from ..registry import register
-from .vision import _pair
+from .vision import _pair, _sampling_grid, host_rois
 
 
 def _corners(y, x, height, width, dtype):
@@ -59,21 +58,12 @@ def rroi_align(xp, data, rois, pooled_size=None, spatial_scale=None, sampling_ra
     n, c, h, w = data.shape
     dtype = np.dtype(data.dtype)
     dt = dtype.type
-    boxes = backend.to_host(rois).astype(dtype)
-    batch = boxes[:, 0].astype(np.int64)
-    if ((batch < 0) | (batch >= n)).any():
-        raise MXNetError('RROIAlign: every roi needs a batch index in [0, %d), got %s'
-                         % (n, batch.tolist()))
+    boxes, batch = host_rois('RROIAlign', rois, n, dtype)
     scale = dt(np.float32(spatial_scale))
     cx, cy, roi_w, roi_h = (boxes[:, 1:5] * scale).T
     theta = (boxes[:, 5].astype(np.float64) * np.pi / 180.0).astype(dtype)
     roi_w, roi_h = np.maximum(roi_w, dt(1)), np.maximum(roi_h, dt(1))
-    bin_h, bin_w = roi_h / dt(ph), roi_w / dt(pw)
-    if sampling_ratio > 0:
-        grid_h = grid_w = np.full(len(boxes), int(sampling_ratio))
-    else:
-        grid_h = np.ceil(roi_h / dt(ph)).astype(np.int64)
-        grid_w = np.ceil(roi_w / dt(pw)).astype(np.int64)
+    bin_h, bin_w, grid_h, grid_w = _sampling_grid(roi_h, roi_w, ph, pw, sampling_ratio, dt)
     gh, gw = max(int(grid_h.max(initial=1)), 1), max(int(grid_w.max(initial=1)), 1)
 
     def col(v):  # per-roi values against (R, ph, pw, gh, gw)

@@ -472,6 +472,29 @@ def bilinear_resize_2d(xp, data, like=None, height=1, width=1, scale_height=None
 
 # ---- contrib: ROIAlign ----
 
+def _sampling_grid(roi_h, roi_w, ph, pw, ratio, dt):
+    """Each roi's bin sizes and its sample points per bin along each axis: ``ratio`` when
+    positive, else as many as the bin is wide (rounded up), as MXNet's ROIAlign counts."""
+    bin_h, bin_w = roi_h / dt(ph), roi_w / dt(pw)
+    if ratio > 0:
+        grid_h = grid_w = np.full(len(roi_h), int(ratio))
+    else:
+        grid_h = np.ceil(bin_h).astype(np.int64)
+        grid_w = np.ceil(bin_w).astype(np.int64)
+    return bin_h, bin_w, grid_h, grid_w
+
+
+def host_rois(op, rois, batch_size, dtype):
+    """``rois`` on the host in ``dtype``, and their batch indices (column 0), each checked
+    to name one of the ``batch_size`` images."""
+    boxes = backend.to_host(rois).astype(dtype)
+    batch = boxes[:, 0].astype(np.int64)
+    if ((batch < 0) | (batch >= batch_size)).any():
+        raise MXNetError('%s: every roi needs a batch index in [0, %d), got %s'
+                         % (op, batch_size, batch.tolist()))
+    return boxes, batch
+
+
 def _align_weights(start, bin_size, grid, pooled, size, dtype):
     """``(R, pooled, size)``: for each ROI and bin, the mean bilinear weight of each input
     row (or column) over the bin's ``grid`` sampling points along this axis."""
@@ -540,12 +563,7 @@ def roi_align(xp, data, rois, pooled_size=None, spatial_scale=None, sample_ratio
             raise MXNetError('ROIAlign: with aligned=True every roi needs x2 > x1 and y2 > y1')
     else:
         roi_w, roi_h = np.maximum(roi_w, dt(1)), np.maximum(roi_h, dt(1))
-    bin_h, bin_w = roi_h / dt(ph), roi_w / dt(pw)
-    if sample_ratio > 0:
-        grid_h = grid_w = np.full(len(boxes), int(sample_ratio))
-    else:
-        grid_h = np.ceil(roi_h / dt(ph)).astype(np.int64)
-        grid_w = np.ceil(roi_w / dt(pw)).astype(np.int64)
+    bin_h, bin_w, grid_h, grid_w = _sampling_grid(roi_h, roi_w, ph, pw, sample_ratio, dt)
     rows = xp.asarray(_align_weights(y1, bin_h, grid_h, ph, h, dtype))  # (R, ph, H)
     cols = xp.asarray(_align_weights(x1, bin_w, grid_w, pw, w, dtype))  # (R, pw, W)
     c_out = c // (ph * pw) if position_sensitive else c
