@@ -87,6 +87,15 @@ def register(name, num_inputs=1, differentiable=True, output_context=None,
     return deco
 
 
+def _attach(slot, names):
+    """A decorator setting ``slot`` of the ops ``names`` to the function it decorates."""
+    def deco(rule):
+        for name in names:
+            setattr(get_op(name), slot, rule)
+        return rule
+    return deco
+
+
 def shape_rule(*names):
     """Decorator giving the ops ``names`` a shape rule.
 
@@ -96,11 +105,7 @@ def shape_rule(*names):
     Graph shape inference adds the keyword ``out_shapes``: one shape per output (0 for
     unknown dimensions, None for an unknown shape); ``dispatch`` passes none.
     """
-    def deco(rule):
-        for name in names:
-            get_op(name).infer_shape = rule
-        return rule
-    return deco
+    return _attach('infer_shape', names)
 
 
 def output_shape_rule(*names):
@@ -110,11 +115,7 @@ def output_shape_rule(*names):
     input) and the op's parameters as keywords, and returns one shape per output, raising
     ``MXNetError`` for inputs the op cannot take, as the kernel would.
     """
-    def deco(rule):
-        for name in names:
-            get_op(name).output_shapes = rule
-        return rule
-    return deco
+    return _attach('output_shapes', names)
 
 
 def dtype_rule(*names):
@@ -125,11 +126,7 @@ def dtype_rule(*names):
     op's parameters as keywords, and returns one dtype (or None) per output. Graph type
     inference uses it instead of giving the outputs their inputs' dtype.
     """
-    def deco(rule):
-        for name in names:
-            get_op(name).infer_dtype = rule
-        return rule
-    return deco
+    return _attach('infer_dtype', names)
 
 
 def fill_from(shape, other):
