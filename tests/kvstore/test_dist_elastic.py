@@ -363,6 +363,10 @@ for step, (x, y) in enumerate(batches(6, b, store.num_workers)):
     if step < first:
         continue
     if os.path.exists('hold-%d-step-%d' % (store.rank, step)):
+        # the last step's pushes may still wait in the I/O thread; the pulled weights
+        # arrive only once the servers applied them, so the step count is known
+        for param in net.collect_params().values():
+            param.data()
         print('HOLDING step', step, flush=True)
         time.sleep(60)
     if step == 2:
