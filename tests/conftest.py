@@ -21,6 +21,11 @@ import types
 
 import pytest
 
+try:
+    import fcntl
+except ImportError:   # (Windows: each xdist worker runs its own cifar10_dist_job)
+    fcntl = None
+
 import minigluon as mx
 from minigluon.ndarray.ops import compiled
 
@@ -263,17 +268,33 @@ def cifar10_dist_command(folder, launcher_flags=()):
             '--checkpoint-dir', os.path.join(str(folder), 'ckpt')]
 
 
+def _run_cifar10_dist_job(folder):
+    log = folder / 'job.log'
+    if not log.exists():
+        folder.mkdir(exist_ok=True)
+        proc = subprocess.run(cifar10_dist_command(folder), cwd=ROOT, env=example_env(folder),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=240, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stdout
+        log.write_text(proc.stdout)
+    return log.read_text()
+
+
 @pytest.fixture(scope='session')
-def cifar10_dist_job(tmp_path_factory):
+def cifar10_dist_job(request, tmp_path_factory):
     """``cifar10_dist_command`` run once (a launched job costs seconds): ``folder`` (its
     metrics file, checkpoints and ``job.log``), ``output`` (stdout and stderr merged), and
     ``command`` and ``env``, ``cifar10_dist_command`` and ``example_env``, to run it
-    again."""
-    folder = tmp_path_factory.mktemp('cifar10_dist_job')
-    proc = subprocess.run(cifar10_dist_command(folder), cwd=ROOT, env=example_env(folder),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=240, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stdout
-    (folder / 'job.log').write_text(proc.stdout)
-    return types.SimpleNamespace(folder=folder, output=proc.stdout,
+    again. Under pytest-xdist the first worker to need it runs it in the session's shared
+    temporary folder, and the others read its results there (tests only read them)."""
+    if hasattr(request.config, 'workerinput') and fcntl is not None:
+        shared = tmp_path_factory.getbasetemp().parent   # (this session's, every worker's)
+        with open(str(shared / 'cifar10_dist_job.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)   # (released when the file closes)
+            folder = shared / 'cifar10_dist_job'
+            output = _run_cifar10_dist_job(folder)
+    else:
+        folder = tmp_path_factory.mktemp('cifar10_dist_job')
+        output = _run_cifar10_dist_job(folder)
+    return types.SimpleNamespace(folder=folder, output=output,
                                  command=cifar10_dist_command, env=example_env)
