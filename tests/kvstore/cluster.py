@@ -99,10 +99,15 @@ class Cluster:
     def _spawn(self, name, role, argv, extra=None):
         env = dict(self.env, DMLC_ROLE=role)
         env.update(extra or {})
-        log = open(os.path.join(str(self.tmp_path), '%s.log' % name.replace(':', '-')), 'w+')
-        self.logs[name] = log
-        self.procs[name] = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, cwd=str(self.tmp_path))
+        path = os.path.join(str(self.tmp_path), '%s.log' % name.replace(':', '-'))
+        self.logs[name] = path
+        # The child writes through a file of its own: one shared with the reader would
+        # share its offset too, and a read's seek would make the child overwrite its output.
+        with open(path, 'w') as log:
+            self.procs[name] = subprocess.Popen(argv, env=env, stdout=log,
+                                                stderr=subprocess.STDOUT,
+                                                stdin=subprocess.DEVNULL,
+                                                cwd=str(self.tmp_path))
 
     def start(self):
         serve = [sys.executable, '-c', 'import minigluon  # ' + self.marker]
@@ -134,10 +139,8 @@ class Cluster:
         return codes
 
     def output(self, name):
-        log = self.logs[name]
-        log.flush()
-        log.seek(0)
-        return log.read()
+        with open(self.logs[name]) as log:
+            return log.read()
 
     def all_output(self):
         return '\n'.join('--- %s ---\n%s' % (n, self.output(n)) for n in self.procs)
@@ -151,8 +154,6 @@ class Cluster:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 pass
-        for log in self.logs.values():
-            log.close()
 
     def __enter__(self):
         return self.start()
