@@ -1,4 +1,5 @@
 """The scheduler's address as the other hosts reach it, and a free port for it."""
+import random
 import socket
 
 from ..network import address_towards as _address_towards
@@ -35,8 +36,38 @@ def scheduler_address(host_ip=None, interface=None, first_host=None):
     return LOCAL_ADDRESS
 
 
-def free_port():
-    """A TCP port that nothing on this host listens on now."""
+# Where the OS takes the local ports of outgoing connections when none is read from
+# /proc (Linux's default; below IANA's 49152-65535 that other systems use).
+_EPHEMERAL_DEFAULT = (32768, 60999)
+# The lowest port free_port offers (above most services' fixed ports).
+_LOWEST = 10000
+
+
+def ephemeral_ports(path='/proc/sys/net/ipv4/ip_local_port_range'):
+    """``(low, high)``: the ports the OS gives outgoing connections."""
+    try:
+        with open(path) as f:
+            low, high = (int(v) for v in f.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return _EPHEMERAL_DEFAULT
+
+
+def free_port(rng=random):
+    """A TCP port that nothing on this host listens on now, below the ports the OS gives
+    outgoing connections. A port from that range (what binding port 0 returns) can be
+    taken before the scheduler binds it: by any connection, and even by a node's own
+    retries to reach the scheduler, which may connect to themselves (a TCP self-connect)
+    when the kernel picks that very port as their source."""
+    low = ephemeral_ports()[0]
+    for _ in range(100 if low - _LOWEST >= 1000 else 0):
+        port = rng.randrange(_LOWEST, low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(('', port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(('', 0))
         return s.getsockname()[1]

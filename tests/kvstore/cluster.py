@@ -10,13 +10,14 @@ nodes as threads of the test process (inproc_cluster.py).
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import textwrap
 import time
 
 import pytest
+
+from minigluon.launcher.address import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Worker code (needs os, sys, time): say READY, then wait up to 90 s until the test
@@ -52,10 +53,6 @@ def job_nonce_of(cluster):
     return line[0].split(' ', 1)[1]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def alive_with(marker):

@@ -11,13 +11,14 @@ import queue
 import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
 import threading
 import time
 import uuid
+
+from minigluon.launcher.address import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, 'tools', 'launch.py')
@@ -206,10 +207,6 @@ def wait_for_port(address, port, timeout=10, netns=None):
         time.sleep(0.05)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 class SshKeys:
