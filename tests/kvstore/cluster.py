@@ -53,8 +53,6 @@ def job_nonce_of(cluster):
     return line[0].split(' ', 1)[1]
 
 
-
-
 def alive_with(marker):
     """PIDs of processes whose command line contains ``marker``."""
     out = subprocess.run(['pgrep', '-f', marker], capture_output=True, text=True)

@@ -207,8 +207,6 @@ def wait_for_port(address, port, timeout=10, netns=None):
         time.sleep(0.05)
 
 
-
-
 class SshKeys:
     """A host key and a client key in ``folder``; known_hosts filled as servers start."""
 
