@@ -6,9 +6,12 @@ vectorised passes and no Python loop runs over batch or pixels.
 """
 import itertools
 
+import numpy as np
+
 from ...base import MXNetError
 from ..accumulate import sum_over
 from ..registry import register
+from . import compiled
 from .conv import LAYOUTS, _spatial, _tuple, channels_first, in_layout, is_channels_last, \
     pad_spatial
 
@@ -102,6 +105,9 @@ def _pooling(xp, data, kernel, pool_type, stride, pad, global_pool, pooling_conv
                                          zip(data.shape[2:], pad, extra))
     unpad = _spatial(slice(p, p + n) for p, n in zip(pad, data.shape[2:]))
 
+    if pool_type == 'max' and dims == 2 and len(offsets) < 256 and \
+            compiled.applies(xp, data):
+        return _compiled_max_pool(data, kernel, stride, pad, out_sp)
     if pool_type == 'max':
         lowest = xp.finfo(data.dtype).min if data.dtype.kind == 'f' else xp.iinfo(data.dtype).min
         xpad = pad_spatial(xp, data, pad, value=lowest, extra=extra)
@@ -148,3 +154,38 @@ def _pooling(xp, data, kernel, pool_type, stride, pad, global_pool, pooling_conv
             grad[_offset_slices(off, stride, out_sp)] += scaled
         return (grad[unpad],)
     return out, backward
+
+
+def _compiled_max_pool(data, kernel, stride, pad, out_sp):
+    """2-D max pooling by the compiled kernels (``pooling_cpu.py``): on channels-last
+    memory (a convolution's output) it runs along the channels and returns channels-last
+    memory, as convolutions do; otherwise each channel is an image of its own."""
+    from . import pooling_cpu
+    n, c, height, width = data.shape
+    out_h, out_w = out_sp
+    last = data.transpose(0, 2, 3, 1)
+    channels_last = c > 1 and last.flags.c_contiguous
+    if channels_last:
+        x4, shape4 = last, (n, out_h, out_w, c)
+    else:
+        x4, shape4 = np.ascontiguousarray(data).reshape(n * c, height, width, 1), \
+            (n * c, out_h, out_w, 1)
+    out4 = np.empty(shape4, dtype=data.dtype)
+    best = np.empty(shape4, dtype=np.uint8)
+    geometry = (kernel[1], stride[0], stride[1], pad[0], pad[1])
+    pooling_cpu.max_pool_forward(x4, kernel[0], *geometry, np.finfo(data.dtype).min,
+                                 out4, best)
+
+    def backward(dy):
+        if channels_last:
+            dy4 = np.ascontiguousarray(dy.transpose(0, 2, 3, 1))
+            grad4 = np.zeros((n, height, width, c), dtype=dy.dtype)
+        else:
+            dy4 = np.ascontiguousarray(dy).reshape(shape4)
+            grad4 = np.zeros((n * c, height, width, 1), dtype=dy.dtype)
+        pooling_cpu.max_pool_backward(dy4, best, *geometry, grad4)
+        return (grad4.transpose(0, 3, 1, 2) if channels_last else
+                grad4.reshape(n, c, height, width),)
+    if channels_last:
+        return out4.transpose(0, 3, 1, 2), backward
+    return out4.reshape(n, c, out_h, out_w), backward
