@@ -27,7 +27,7 @@ import numpy as np
 from ...base import MXNetError
 from ..accumulate import sum_over
 from ..registry import register, shape_rule
-from . import conv_winograd as winograd
+from . import conv_winograd as winograd, host_threads
 
 # layout -> number of spatial axes
 LAYOUTS = {'NCW': 1, 'NCHW': 2, 'NCDHW': 3, 'NWC': 1, 'NHWC': 2, 'NDHWC': 3}
@@ -161,12 +161,27 @@ _MIN_BLOCK_ROWS = 256
 
 
 def _image_blocks(xp, n, bytes_per_image, rows_per_image):
-    """``(lo, hi)`` ranges of images for one block each."""
+    """``(lo, hi)`` ranges of images for one block each; with several host threads
+    (``host_threads``), as many blocks for each thread, all of one size where the
+    batch allows (so a 512-channel layer's one block of 16 images becomes two of 8)."""
     if xp is not np:
         return [(0, n)]
     step = max(_HOST_BLOCK_BYTES // max(1, bytes_per_image),
                -(-_MIN_BLOCK_ROWS // max(1, rows_per_image)), 1)
+    threads = host_threads.threads()
+    if threads > 1:
+        per_thread = -(-n // (threads * step))
+        step = max(1, -(-n // (threads * per_thread)))
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+def _sum_in_order(parts):
+    """The sum of per-chunk partial sums, first to last (the same for any thread count
+    that makes the same chunks)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
 
 
 def _positions(out_sp):
@@ -250,18 +265,26 @@ class ConvKernel:
         y = xp.empty((n,) + out_sp + (filters,), xp.result_type(xl.dtype, weight.dtype))
         if self.u is not None:
             tiles = winograd.tiles(out_sp)
-            for lo, hi in _image_blocks(xp, n, 16 * tiles * xl.shape[-1] * xl.itemsize, tiles):
-                v = winograd.transform_input(xp, xl[lo:hi])
-                winograd.transform_output(xp, xp.matmul(v, self.u), y[lo:hi])
+
+            def blocks(chunk):
+                for lo, hi in chunk:
+                    v = winograd.transform_input(xp, xl[lo:hi])
+                    winograd.transform_output(xp, xp.matmul(v, self.u), y[lo:hi])
+            host_threads.map_chunks(blocks, _image_blocks(
+                xp, n, 16 * tiles * xl.shape[-1] * xl.itemsize, tiles))
             return y
         g, k, fg = weight.shape
         positions = _positions(out_sp)
-        for lo, hi in _image_blocks(xp, n, positions * k * g * xl.itemsize, positions):
-            cols = _columns(xp, xl[lo:hi], geo, out_sp)
-            if g == 1:
-                xp.matmul(cols[0], weight[0], out=y[lo:hi].reshape(-1, fg))
-            else:
-                _grouped_rows(y[lo:hi], g)[...] = xp.matmul(cols, weight)
+
+        def column_blocks(chunk):
+            for lo, hi in chunk:
+                cols = _columns(xp, xl[lo:hi], geo, out_sp)
+                if g == 1:
+                    xp.matmul(cols[0], weight[0], out=y[lo:hi].reshape(-1, fg))
+                else:
+                    _grouped_rows(y[lo:hi], g)[...] = xp.matmul(cols, weight)
+        host_threads.map_chunks(column_blocks, _image_blocks(
+            xp, n, positions * k * g * xl.itemsize, positions))
         return y
 
     def data_grad(self, dyl, x_shape):
@@ -291,20 +314,30 @@ class ConvKernel:
         xp, geo, w_shape = self.xp, self.geo, self.w.shape
         g, n, c = geo.groups, xl.shape[0], xl.shape[-1]
         out_sp = dyl.shape[1:-1]
-        total = None
         if self.u is not None:
             tiles = winograd.tiles(out_sp)
-            for lo, hi in _image_blocks(xp, n, 16 * tiles * c * xl.itemsize, tiles):
-                v = winograd.transform_input(xp, xl[lo:hi])
-                dm = winograd.transform_output_grad(xp, dyl[lo:hi])
-                part = xp.matmul(dm.transpose(0, 2, 1), v)  # (16, F, C), summed over tiles
-                total = part if total is None else xp.add(total, part, out=total)
-            return winograd.weight_grad(xp, total)
+
+            def tile_sums(chunk):
+                total = None
+                for lo, hi in chunk:
+                    v = winograd.transform_input(xp, xl[lo:hi])
+                    dm = winograd.transform_output_grad(xp, dyl[lo:hi])
+                    part = xp.matmul(dm.transpose(0, 2, 1), v)  # (16, F, C), over tiles
+                    total = part if total is None else xp.add(total, part, out=total)
+                return total
+            return winograd.weight_grad(xp, _sum_in_order(host_threads.map_chunks(
+                tile_sums, _image_blocks(xp, n, 16 * tiles * c * xl.itemsize, tiles))))
         k, positions = self.matrix.shape[1], _positions(out_sp)  # k = kernel * C/g
-        for lo, hi in _image_blocks(xp, n, positions * k * g * xl.itemsize, positions):
-            cols = _columns(xp, xl[lo:hi], geo, out_sp)
-            part = xp.matmul(cols.transpose(0, 2, 1), _grouped_rows(dyl[lo:hi], g))
-            total = part if total is None else xp.add(total, part, out=total)
+
+        def column_sums(chunk):
+            total = None
+            for lo, hi in chunk:
+                cols = _columns(xp, xl[lo:hi], geo, out_sp)
+                part = xp.matmul(cols.transpose(0, 2, 1), _grouped_rows(dyl[lo:hi], g))
+                total = part if total is None else xp.add(total, part, out=total)
+            return total
+        total = _sum_in_order(host_threads.map_chunks(column_sums, _image_blocks(
+            xp, n, positions * k * g * xl.itemsize, positions)))
         # (g, *kernel, C/g, F/g) -> (F, C/g, *kernel)
         dims = len(w_shape) - 2
         dw = total.reshape((g,) + tuple(w_shape[2:]) + (w_shape[1], w_shape[0] // g))
@@ -323,23 +356,26 @@ class ConvKernel:
         crop = (slice(None),) + tuple(slice(p, p + s) for p, s in zip(geo.pad, x_shape[2:]))
         dims = len(geo.kernel)
         per_image = _positions(out_sp) * wmat_t.shape[2] * g * dx.itemsize
-        for lo, hi in _image_blocks(xp, n, per_image, _positions(out_sp)):
-            dcols = xp.matmul(_grouped_rows(dyl[lo:hi], g), wmat_t)
-            # (images, *out, *kernel, g, C/g)
-            dcols = xp.moveaxis(dcols.reshape((g, hi - lo) + out_sp + geo.kernel + (c // g,)),
-                                0, -2)
-            if any(geo.pad):
-                grad = xp.zeros((hi - lo,) + padded + (g, c // g), dtype=dx.dtype)
-            else:  # sum straight into the result
-                grad = dx[lo:hi].reshape((hi - lo,) + padded + (g, c // g))
-                grad[...] = 0
-            for offset in itertools.product(*(range(k) for k in geo.kernel)):
-                target = (slice(None),) + tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
-                                                for o, d, s, m in
-                                                zip(offset, geo.dilate, geo.stride, out_sp))
-                grad[target] += dcols[(slice(None),) * (1 + dims) + offset]
-            if any(geo.pad):
-                dx[lo:hi] = grad[crop].reshape((hi - lo,) + dx.shape[1:])
+
+        def blocks(chunk):
+            for lo, hi in chunk:
+                dcols = xp.matmul(_grouped_rows(dyl[lo:hi], g), wmat_t)
+                # (images, *out, *kernel, g, C/g)
+                dcols = xp.moveaxis(dcols.reshape((g, hi - lo) + out_sp + geo.kernel
+                                                  + (c // g,)), 0, -2)
+                if any(geo.pad):
+                    grad = xp.zeros((hi - lo,) + padded + (g, c // g), dtype=dx.dtype)
+                else:  # sum straight into the result
+                    grad = dx[lo:hi].reshape((hi - lo,) + padded + (g, c // g))
+                    grad[...] = 0
+                for offset in itertools.product(*(range(k) for k in geo.kernel)):
+                    target = (slice(None),) + tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
+                                                    for o, d, s, m in
+                                                    zip(offset, geo.dilate, geo.stride, out_sp))
+                    grad[target] += dcols[(slice(None),) * (1 + dims) + offset]
+                if any(geo.pad):
+                    dx[lo:hi] = grad[crop].reshape((hi - lo,) + dx.shape[1:])
+        host_threads.map_chunks(blocks, _image_blocks(xp, n, per_image, _positions(out_sp)))
         return dx
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...base import MXNetError
 from .. import tape
-from . import compiled
+from . import compiled, host_threads
 from ..accumulate import sum_over
 from ..generator import uniform01
 from ..registry import register, shape_rule
@@ -536,7 +536,8 @@ def rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, stat
     cy = xp.empty(state_cell.shape, dtype=dtype) if state_cell is not None else None
     layers = []  # per layer: what backward needs
     x = data
-    with np.errstate(over='ignore'):
+    # the per-step products do not split by images: they get the BLAS's threads
+    with np.errstate(over='ignore'), host_threads.blas_threads():
         for layer in range(cfg.layers):
             x2 = x.reshape(-1, x.shape[2])
             y = xp.empty((cfg.steps, cfg.batch, dirs * out_size), dtype=dtype)
@@ -559,6 +560,10 @@ def rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, stat
             layers.append(record)
 
     def backward(grads):
+        with host_threads.blas_threads():
+            return gradients(grads)
+
+    def gradients(grads):
         if state_outputs:
             dout, dhy = grads[0], grads[1]
             dcy = grads[2] if mode == 'lstm' else None

@@ -1,0 +1,189 @@
+"""Host ops split over the cores by images, each thread with a one-threaded BLAS.
+
+numpy's BLAS spreads each GEMM over its threads, but a convolution's GEMMs are thin
+(a 64-channel 3x3 layer at 56x56 ran no faster on 2 BLAS threads than on one) and the
+work around them (Winograd's transforms, im2col) runs on one core. So a layer's blocks
+of images are split into one contiguous chunk per thread, and each thread runs its
+chunk whole, transforms and GEMMs, with a one-threaded BLAS.
+
+The BLAS stays one-threaded from the first split on (a process that never splits, an
+LSTM alone, keeps it as it was). Switching it back and forth
+around each layer does not work: OpenBLAS's idle threads spin for about 0.1 s after
+each multi-threaded call, on the cores the split needs (ResNet-18 at 224 px on 2 cores:
+2.5 s per step unsplit, 2.8 switched, 2.2 split with the BLAS left at one thread).
+Ops whose work does not split by images (the recurrent products of ``RNN``) take the
+BLAS's threads back for their duration (``blas_threads``).
+
+The thread count is the BLAS's own when first asked (``OMP_NUM_THREADS`` or
+``OPENBLAS_NUM_THREADS`` as the process was started with), or
+``MINIGLUON_HOST_THREADS``. With one thread, or a BLAS whose thread count cannot be
+changed at run time (only OpenBLAS's can), chunks run in order on the calling thread
+and the BLAS is left alone. A chunk that splits again (an op inside an op) runs on the
+thread it is on.
+"""
+import ctypes
+import glob
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ...base import MXNetError
+
+VARIABLE = 'MINIGLUON_HOST_THREADS'
+
+
+class _Blas:
+    """numpy's OpenBLAS thread count: ``get()`` and ``set(n)``, or None when not found."""
+
+    def __init__(self, get, set_):
+        self.get, self.set = get, set_
+
+    @staticmethod
+    def find():
+        for path in _openblas_paths():
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for prefix in ('scipy_openblas', 'openblas'):
+                for suffix in ('64_', ''):
+                    get = getattr(lib, '%s_get_num_threads%s' % (prefix, suffix), None)
+                    set_ = getattr(lib, '%s_set_num_threads%s' % (prefix, suffix), None)
+                    if get is not None and set_ is not None:
+                        get.restype = ctypes.c_int
+                        set_.argtypes = [ctypes.c_int]
+                        return _Blas(get, set_)
+        return None
+
+
+def _openblas_paths():
+    """OpenBLAS libraries numpy may use: its wheel's own first (a SciPy loaded beside it
+    brings another), then any this process has loaded (a system numpy's)."""
+    here = os.path.dirname(np.__file__)
+    paths = []
+    for folder in (os.path.join(here, '..', 'numpy.libs'), os.path.join(here, '.dylibs')):
+        paths += sorted(glob.glob(os.path.join(folder, '*openblas*')))
+    try:
+        with open('/proc/self/maps') as maps:
+            paths += sorted({line.split()[-1] for line in maps
+                             if 'openblas' in line.lower() and '/' in line})
+    except OSError:
+        pass
+    return paths
+
+
+class _State:
+    def __init__(self):
+        self.decided = False
+        self.blas = None
+        self.threads = 1
+        self.pool = None
+        self.lock = threading.Lock()
+        self.lowered = False  # the BLAS made one-threaded (at the first split)
+        self.raised = 0  # callers inside blas_threads
+
+
+_state = _State()
+_local = threading.local()
+
+
+def _decide():
+    blas = _Blas.find()
+    given = os.environ.get(VARIABLE, '').strip()
+    if given:
+        try:
+            threads = int(given)
+        except ValueError:
+            threads = 0
+        if threads < 1:
+            raise MXNetError('%s=%r: give a positive number of threads'
+                             % (VARIABLE, os.environ[VARIABLE]))
+    else:
+        threads = blas.get() if blas is not None else 1
+    _state.blas = blas
+    _state.threads = max(1, threads) if blas is not None else 1
+    _state.decided = True
+
+
+def _lower_blas():
+    state = _state
+    with state.lock:
+        if not state.lowered:
+            state.lowered = True
+            if state.raised == 0:
+                state.blas.set(1)
+
+
+def threads():
+    """How many threads host ops split their images over (1: they do not)."""
+    if not _state.decided:
+        _decide()
+    return _state.threads
+
+
+def _reset():
+    """Decide again at the next question, with no pool (for tests, and in a forked child,
+    which has the parent's pool object but none of its threads)."""
+    global _state  # pylint: disable=global-statement
+    _state = _State()
+
+
+if hasattr(os, 'register_at_fork'):
+    os.register_at_fork(after_in_child=_reset)
+
+
+def _enter_worker():
+    _local.inside = True
+
+
+def _pool():
+    if _state.pool is None:
+        _state.pool = ThreadPoolExecutor(_state.threads, thread_name_prefix='minigluon-host',
+                                         initializer=_enter_worker)
+    return _state.pool
+
+
+class blas_threads:  # pylint: disable=invalid-name
+    """A ``with`` block in which numpy's BLAS has all the host threads again, for ops
+    whose GEMMs do not split by images (nested and concurrent blocks share one switch;
+    the last to leave makes it one-threaded again)."""
+
+    def __enter__(self):
+        state = self.state = _state  # (a fork in between resets the module's)
+        with state.lock:
+            if state.lowered and state.raised == 0:
+                state.blas.set(state.threads)
+            state.raised += 1
+
+    def __exit__(self, *exc):
+        state = self.state
+        with state.lock:
+            state.raised -= 1
+            if state.lowered and state.raised == 0:
+                state.blas.set(1)
+
+
+def chunks(items, count):
+    """``items`` as ``count`` (or fewer) contiguous runs of nearly equal length."""
+    count = max(1, min(count, len(items)))
+    size, extra = divmod(len(items), count)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (1 if i < extra else 0)
+        out.append(items[start:end])
+        start = end
+    return out
+
+
+def map_chunks(fn, items):
+    """``[fn(chunk) for chunk in chunks(items, threads())]``, the chunks run at once on
+    the pool's threads; results in chunk order, so a sum of them in that order does not
+    depend on which thread ran what."""
+    count = threads()
+    if count <= 1 or len(items) < 2 or getattr(_local, 'inside', False):
+        return [fn(items)]
+    if not _state.lowered:
+        _lower_blas()
+    return list(_pool().map(fn, chunks(items, count)))
