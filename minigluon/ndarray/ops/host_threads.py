@@ -177,6 +177,17 @@ def chunks(items, count):
     return out
 
 
+# Arrays of fewer elements are not split by ``row_runs``: the split would cost more
+SPLIT_ELEMENTS = 1 << 16
+
+
+def row_runs(rows, elements):
+    """``[(lo, hi)]``: ``rows`` (of an array of ``elements`` in all) in one contiguous run
+    per thread, or one run when the array is small."""
+    count = threads() if elements >= SPLIT_ELEMENTS else 1
+    return [(chunk[0], chunk[-1] + 1) for chunk in chunks(range(rows), count) if len(chunk)]
+
+
 def map_chunks(fn, items):
     """``[fn(chunk) for chunk in chunks(items, threads())]``, the chunks run at once on
     the pool's threads; results in chunk order, so a sum of them in that order does not

@@ -8,15 +8,19 @@ that). Arrays are ``(pre, C, post)`` C-contiguous, float32 or float64: channels-
 convolution outputs have ``post == 1`` and the loops then run along the channels,
 otherwise along ``post``.
 
+With several host threads (``host_threads``) each pass splits its rows into one run
+per thread; per-channel sums add the runs' float64 sums in order.
+
 Only imported when ``compiled.enabled()``.
 """
 import numpy as np
 
+from . import host_threads
 from .compiled import kernel
 
 
 @kernel
-def centred_squares(x3, mean):
+def _centred_squares(x3, mean):
     """Per-channel float64 sums of ``(x3 - mean)**2``, the difference rounded in ``x3``'s
     dtype as numpy's path rounds it."""
     pre, c, post = x3.shape
@@ -39,7 +43,7 @@ def centred_squares(x3, mean):
 
 
 @kernel
-def normalise(x3, mean, scale, shift, out):
+def _normalise(x3, mean, scale, shift, out):
     """``out = (x3 - mean) * scale + shift`` per channel, rounded after each step."""
     pre, c, post = x3.shape
     for p in range(pre):
@@ -55,7 +59,7 @@ def normalise(x3, mean, scale, shift, out):
 
 
 @kernel
-def gradient_sums(dy3, x3, mean):
+def _gradient_sums(dy3, x3, mean):
     """Per-channel float64 ``sum(dy)`` and ``sum(dy * (x - mean))`` (with ``dy = x`` and
     ``mean = 0``, the first is the data's sum)."""
     pre, c, post = x3.shape
@@ -82,13 +86,10 @@ def gradient_sums(dy3, x3, mean):
     return dsum, dot
 
 
-def sums(x3):
-    """Per-channel float64 sums of ``x3``."""
-    return gradient_sums(x3, x3, np.zeros(x3.shape[1], x3.dtype))[0]
 
 
 @kernel
-def data_gradient(dy3, x3, mean, scale, centred_factor, shift, dx):
+def _data_gradient(dy3, x3, mean, scale, centred_factor, shift, dx):
     """``dx = dy * scale + (x - mean) * centred_factor - shift`` per channel, rounded
     after each step in numpy's order."""
     pre, c, post = x3.shape
@@ -103,3 +104,49 @@ def data_gradient(dy3, x3, mean, scale, centred_factor, shift, dx):
                 m, s, f, b = mean[k], scale[k], centred_factor[k], shift[k]
                 for q in range(post):
                     dst[k, q] = g[k, q] * s + (row[k, q] - m) * f - b
+
+
+def _each_run(fn, x3):
+    """``[fn(lo, hi) for each run]``, the runs on the host threads."""
+    return host_threads.map_chunks(lambda runs: [fn(lo, hi) for lo, hi in runs],
+                                   host_threads.row_runs(x3.shape[0], x3.size))
+
+
+def _add_runs(parts):
+    """Per-run results (tuples of per-channel sums) added run after run."""
+    runs = [r for chunk in parts for r in chunk]
+    total = runs[0]
+    for part in runs[1:]:
+        total = tuple(a + b for a, b in zip(total, part))
+    return total
+
+
+def centred_squares(x3, mean):
+    """Per-channel float64 sums of ``(x3 - mean)**2``, the difference rounded in ``x3``'s
+    dtype as numpy's path rounds it."""
+    return _add_runs(_each_run(lambda lo, hi: (_centred_squares(x3[lo:hi], mean),), x3))[0]
+
+
+def normalise(x3, mean, scale, shift, out):
+    """``out = (x3 - mean) * scale + shift`` per channel, rounded after each step."""
+    _each_run(lambda lo, hi: _normalise(x3[lo:hi], mean, scale, shift, out[lo:hi]), x3)
+
+
+def gradient_sums(dy3, x3, mean):
+    """Per-channel float64 ``sum(dy)`` and ``sum(dy * (x - mean))``."""
+    return _add_runs(_each_run(lambda lo, hi: _gradient_sums(dy3[lo:hi], x3[lo:hi], mean),
+                               x3))
+
+
+def sums(x3):
+    """Per-channel float64 sums of ``x3``."""
+    zeros = np.zeros(x3.shape[1], x3.dtype)
+    return _add_runs(_each_run(lambda lo, hi: _gradient_sums(x3[lo:hi], x3[lo:hi], zeros),
+                               x3))[0]
+
+
+def data_gradient(dy3, x3, mean, scale, centred_factor, shift, dx):
+    """``dx = dy * scale + (x - mean) * centred_factor - shift`` per channel, rounded
+    after each step in numpy's order."""
+    _each_run(lambda lo, hi: _data_gradient(dy3[lo:hi], x3[lo:hi], mean, scale,
+                                            centred_factor, shift, dx[lo:hi]), x3)

@@ -11,7 +11,7 @@ import numpy as np
 from ...base import MXNetError
 from ..accumulate import sum_over
 from ..registry import register
-from . import compiled
+from . import compiled, host_threads
 from .conv import LAYOUTS, _spatial, _tuple, channels_first, in_layout, is_channels_last, \
     pad_spatial
 
@@ -159,7 +159,8 @@ def _pooling(xp, data, kernel, pool_type, stride, pad, global_pool, pooling_conv
 def _compiled_max_pool(data, kernel, stride, pad, out_sp):
     """2-D max pooling by the compiled kernels (``pooling_cpu.py``): on channels-last
     memory (a convolution's output) it runs along the channels and returns channels-last
-    memory, as convolutions do; otherwise each channel is an image of its own."""
+    memory, as convolutions do; otherwise each channel is an image of its own. The
+    images are split over the host threads."""
     from . import pooling_cpu
     n, c, height, width = data.shape
     out_h, out_w = out_sp
@@ -173,8 +174,10 @@ def _compiled_max_pool(data, kernel, stride, pad, out_sp):
     out4 = np.empty(shape4, dtype=data.dtype)
     best = np.empty(shape4, dtype=np.uint8)
     geometry = (kernel[1], stride[0], stride[1], pad[0], pad[1])
-    pooling_cpu.max_pool_forward(x4, kernel[0], *geometry, np.finfo(data.dtype).min,
-                                 out4, best)
+    lowest = np.finfo(data.dtype).min
+    host_threads.map_chunks(lambda runs: [pooling_cpu.max_pool_forward(
+        x4[lo:hi], kernel[0], *geometry, lowest, out4[lo:hi], best[lo:hi])
+        for lo, hi in runs], host_threads.row_runs(x4.shape[0], x4.size))
 
     def backward(dy):
         if channels_last:
@@ -183,7 +186,9 @@ def _compiled_max_pool(data, kernel, stride, pad, out_sp):
         else:
             dy4 = np.ascontiguousarray(dy).reshape(shape4)
             grad4 = np.zeros((n * c, height, width, 1), dtype=dy.dtype)
-        pooling_cpu.max_pool_backward(dy4, best, *geometry, grad4)
+        host_threads.map_chunks(lambda runs: [pooling_cpu.max_pool_backward(
+            dy4[lo:hi], best[lo:hi], *geometry, grad4[lo:hi]) for lo, hi in runs],
+            host_threads.row_runs(grad4.shape[0], grad4.size))
         return (grad4.transpose(0, 3, 1, 2) if channels_last else
                 grad4.reshape(n, c, height, width),)
     if channels_last:

@@ -111,3 +111,41 @@ def test_a_forked_child_splits_with_threads_of_its_own(threads):
     os.close(write)
     _, status = os.waitpid(pid, 0)
     assert os.read(read, 100).decode() in ('[3, 7]', '[10]') and status == 0
+
+
+def _batch_norm_and_pool_step():
+    """BatchNorm then max pooling on channels-last memory, large enough to split:
+    outputs, the data gradient, gamma's and beta's, and the moving statistics."""
+    rng = np.random.RandomState(1)
+    x = rng.standard_normal((8, 24, 24, 16)).astype(np.float32) * 3 + 5
+    data = nd.array(x).transpose((0, 3, 1, 2))  # the memory order a convolution writes
+    gamma, beta = nd.array(np.linspace(0.5, 1.5, 16)), nd.array(np.linspace(-1, 1, 16))
+    moving_mean, moving_var = nd.zeros(16), nd.ones(16)
+    for a in (data, gamma, beta):
+        a.attach_grad()
+    with autograd.record():
+        y = nd.BatchNorm(data, gamma, beta, moving_mean, moving_var, fix_gamma=False)
+        z = nd.Pooling(y, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type='max')
+        loss = (z * nd.array(rng.standard_normal(z.shape).astype(np.float32))).sum()
+    loss.backward()
+    return [a.asnumpy() for a in (y, z, data.grad, gamma.grad, beta.grad, moving_mean,
+                                  moving_var)]
+
+
+def test_batch_norm_and_pooling_split_as_one_thread_computes(threads):
+    from minigluon.ndarray.ops import compiled
+    if not compiled.enabled():
+        pytest.skip('the split BatchNorm and pooling passes are the compiled kernels\'')
+    threads(1)
+    one = _batch_norm_and_pool_step()
+    threads(2)
+    calls = []
+    real = host_threads.map_chunks
+    host_threads.map_chunks = lambda fn, items: calls.append(len(items)) or real(fn, items)
+    try:
+        two = _batch_norm_and_pool_step()
+    finally:
+        host_threads.map_chunks = real
+    assert calls and all(n == 2 for n in calls)  # every pass was split in two
+    for a, b in zip(two, one):  # float64 per-channel sums added in another order
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6 * abs(b).max())
