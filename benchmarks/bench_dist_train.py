@@ -223,12 +223,12 @@ def child_ddp(steps, warmup):
     import torch.distributed as dist
     from torch import nn
 
-    from bench_resnet import torch_resnet18_thumbnail  # (this folder: sys.path[0])
+    from bench_resnet import torch_resnet  # (this folder: sys.path[0])
 
     torch.set_num_threads(1)
     dist.init_process_group('gloo')
     torch.manual_seed(0)
-    net = nn.parallel.DistributedDataParallel(torch_resnet18_thumbnail())
+    net = nn.parallel.DistributedDataParallel(torch_resnet())
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     loss_fn = nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(dist.get_rank())

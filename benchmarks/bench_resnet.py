@@ -1,15 +1,26 @@
-"""Training throughput and peak memory of ResNet18 (CIFAR stem) in minigluon.
+"""Training throughput and peak memory of ResNet in minigluon, against PyTorch and MXNet.
 
 Usage:
-    python benchmarks/bench_resnet.py [--batch-size 64] [--steps 5] [--compare-torch]
-        [--gpus N] [--dtype float32|float16] [--tf32] [--repeat R] [--profile]
+    python benchmarks/bench_resnet.py [--model resnet18_v1] [--image-size 32]
+        [--batch-size 64] [--threads 1,2] [--steps 5] [--repeat R] [--compare-torch]
+        [--mxnet-python PATH] [--gpus N] [--dtype float32|float16] [--tf32] [--profile]
+        [--smoke]
 
-One training step is forward, backward and an SGD-with-momentum update of
-``resnet18_v1(classes=10, thumbnail=True)`` on random float32 images. Each
-framework runs in its own child process, so its peak resident memory is its own;
-with ``--compare-torch`` the same architecture runs in PyTorch in the same
-invocation and the table gives the ratio. ``--profile`` times every op of the
-minigluon step, forward and backward apart, and prints a per-layer breakdown.
+One training step is forward, backward and an SGD-with-momentum update of a model-zoo
+ResNet on random float32 images: ``resnet18_v1(classes=10, thumbnail=True)`` at 32
+pixels by default, ImageNet's stem (7x7 convolution, max pooling) from 64 pixels up
+(``--model resnet50_v1 --image-size 224 --classes 1000``). Each run is a child process,
+so its peak resident memory is its own; ``--threads 1,2`` runs each framework at each
+thread count (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` set
+for the child, and ``torch.set_num_threads``), and the runs alternate ``--repeat``
+times so all see the same load. ``--compare-torch`` runs the same architecture in
+PyTorch; ``--mxnet-python`` runs the same Gluon code under MXNet 1.9.1 (a Python with
+``mxnet`` installed, e.g. ``pip install mxnet==1.9.1 numpy==1.23.5`` in its own
+environment). The table gives each framework's images/s and peak RSS, and minigluon's
+speed against each. ``--profile`` times every op of the minigluon step, forward and
+backward apart, and prints a per-layer breakdown. ``--smoke`` runs everything at a
+tiny size (the test suite's check that the script still works).
+
 ``--dtype float16`` trains in mixed precision as each framework's users do: minigluon
 casts the network to float16 and keeps float32 master weights in the optimizer
 (``multi_precision=True``, MXNet's recipe); PyTorch runs under ``torch.autocast`` with a
@@ -34,23 +45,29 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_minigluon(batch_size, steps, warmup, gpus, profile=False, dtype='float32'):
-    sys.path.insert(0, os.path.dirname(HERE))
-    import minigluon as mx
-    from minigluon import autograd, gluon, nd
-    from minigluon.gluon.model_zoo import vision
+def run_gluon(framework, batch_size, steps, warmup, gpus, profile=False, dtype='float32',
+              model='resnet18_v1', image_size=32, classes=10):
+    """One training step of the model-zoo net timed in minigluon or (``framework``
+    'mxnet') in MXNet, with the same code."""
+    if framework == 'mxnet':
+        import mxnet as mx
+    else:
+        sys.path.insert(0, os.path.dirname(HERE))
+        import minigluon as mx
+    autograd, gluon, nd = mx.autograd, mx.gluon, mx.nd
+    vision = gluon.model_zoo.vision
 
     ctx = mx.gpu(0) if gpus else mx.cpu(0)
     mx.random.seed(0)
-    net = vision.resnet18_v1(classes=10, thumbnail=True)
+    net = vision.get_model(model, classes=classes, **_model_options(model, image_size))
     net.initialize(mx.init.Xavier(), ctx=ctx)
     net.cast(dtype)
     trainer = gluon.Trainer(net.collect_params(), 'sgd',
                             {'learning_rate': 0.01, 'momentum': 0.9, 'wd': 1e-4,
                              'multi_precision': dtype != 'float32'})
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    x = nd.random.normal(shape=(batch_size, 3, 32, 32), ctx=ctx).astype(dtype)
-    y = nd.random.randint(0, 10, shape=(batch_size,), ctx=ctx).astype('float32')
+    x = nd.random.normal(shape=(batch_size, 3, image_size, image_size), ctx=ctx).astype(dtype)
+    y = nd.random.randint(0, classes, shape=(batch_size,), ctx=ctx).astype('float32')
     baseline = peak_rss_mb()
     timer = OpTimer(nd.waitall) if profile else None
 
@@ -70,6 +87,11 @@ def run_minigluon(batch_size, steps, warmup, gpus, profile=False, dtype='float32
     if timer:
         result['profile'] = timer.report()
     return result
+
+
+def _model_options(model, image_size):
+    """The CIFAR stem (``thumbnail``) for small images, ImageNet's for large ones."""
+    return {'thumbnail': image_size < 64}
 
 
 class OpTimer:
@@ -201,49 +223,74 @@ def _prod(values):
     return out
 
 
-def torch_resnet18_thumbnail(classes=10):
-    """minigluon/MXNet resnet18_v1(thumbnail=True) in torch.nn: a 3x3 convolution stem
-    (no BatchNorm, no pooling), four stages of two basic blocks, average pool, dense."""
+def torch_resnet(model='resnet18_v1', classes=10, thumbnail=True):
+    """The model zoo's ResNet v1 in torch.nn: ``resnet18_v1``/``resnet34_v1`` of basic
+    blocks, ``resnet50_v1`` and deeper of bottlenecks with the stride on their first 1x1
+    convolution (MXNet's v1, not torchvision's v1.5); the thumbnail stem is one 3x3
+    convolution, ImageNet's a 7x7 stride-2 one, BatchNorm, ReLU and 3x3 max pooling."""
     import torch
     from torch import nn
+
+    depth = int(model.split('resnet')[1].split('_')[0])
+    blocks = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3], 101: [3, 4, 23, 3],
+              152: [3, 8, 36, 3]}[depth]
+    bottleneck = depth >= 50
+    widths = [256, 512, 1024, 2048] if bottleneck else [64, 128, 256, 512]
+
+    def conv_bn(cin, cout, kernel, stride, relu, bias=False):
+        layers = [nn.Conv2d(cin, cout, kernel, stride, kernel // 2, bias=bias),
+                  nn.BatchNorm2d(cout)]
+        return layers + [nn.ReLU()] if relu else layers
 
     class Block(nn.Module):
         def __init__(self, cin, cout, stride):
             super().__init__()
-            self.body = nn.Sequential(
-                nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-                nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
+            if bottleneck:
+                mid = cout // 4
+                # (MXNet's bottleneck gives its two 1x1 convolutions biases)
+                body = (conv_bn(cin, mid, 1, stride, True, True) + conv_bn(mid, mid, 3, 1, True)
+                        + conv_bn(mid, cout, 1, 1, False, True))
+            else:
+                body = conv_bn(cin, cout, 3, stride, True) + conv_bn(cout, cout, 3, 1, False)
+            self.body = nn.Sequential(*body)
             self.down = None
             if stride != 1 or cin != cout:
-                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                          nn.BatchNorm2d(cout))
+                self.down = nn.Sequential(*conv_bn(cin, cout, 1, stride, False))
 
         def forward(self, x):
             residual = x if self.down is None else self.down(x)
             return torch.relu(self.body(x) + residual)
 
-    layers = [nn.Conv2d(3, 64, 3, 1, 1, bias=False)]
+    if thumbnail:
+        layers = [nn.Conv2d(3, 64, 3, 1, 1, bias=False)]
+    else:
+        layers = conv_bn(3, 64, 7, 2, True) + [nn.MaxPool2d(3, 2, 1)]
     cin = 64
-    for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
-        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
-        cin = cout
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes)]
+    for stage, (cout, count) in enumerate(zip(widths, blocks)):
+        for i in range(count):
+            layers.append(Block(cin, cout, 2 if stage > 0 and i == 0 else 1))
+            cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, classes)]
     return nn.Sequential(*layers)
 
 
-def run_torch(batch_size, steps, warmup, gpus, dtype='float32', tf32=False):
+def run_torch(batch_size, steps, warmup, gpus, dtype='float32', tf32=False,
+              model='resnet18_v1', image_size=32, classes=10, threads=None):
     import torch
     from torch import nn
+
+    if threads:
+        torch.set_num_threads(threads)
 
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = tf32
 
     device = 'cuda' if gpus else 'cpu'
     torch.manual_seed(0)
-    net = torch_resnet18_thumbnail().to(device)
+    net = torch_resnet(model, classes, **_model_options(model, image_size)).to(device)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     loss_fn = nn.CrossEntropyLoss()
-    x = torch.randn(batch_size, 3, 32, 32, device=device)
-    y = torch.randint(0, 10, (batch_size,), device=device)
+    x = torch.randn(batch_size, 3, image_size, image_size, device=device)
+    y = torch.randint(0, classes, (batch_size,), device=device)
     baseline = peak_rss_mb()
     mixed = dtype != 'float32'
     scaler = torch.amp.GradScaler(device, enabled=mixed)
@@ -281,23 +328,37 @@ def _device_name():
         return 'gpu (name unknown: %s)' % exc
 
 
+LABELS = {'minigluon': 'minigluon', 'torch': 'torch', 'mxnet': 'mxnet'}
+THREAD_VARIABLES = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')
+
+
 def child(framework, args):
-    if framework == 'minigluon':
-        result = run_minigluon(args.batch_size, args.steps, args.warmup, args.gpus,
-                               args.profile, args.dtype)
-    else:
+    if framework == 'torch':
         result = run_torch(args.batch_size, args.steps, args.warmup, args.gpus, args.dtype,
-                           args.tf32)
+                           args.tf32, args.model, args.image_size, args.classes,
+                           args.child_threads)
+    else:
+        result = run_gluon(framework, args.batch_size, args.steps, args.warmup, args.gpus,
+                           args.profile and framework == 'minigluon', args.dtype, args.model,
+                           args.image_size, args.classes)
     print(json.dumps(result))
 
 
-def spawn(framework, args):
-    cmd = [sys.executable, os.path.abspath(__file__), '--child', framework,
+def spawn(framework, args, threads):
+    """One run of ``framework`` in a child process (MXNet's under ``--mxnet-python``),
+    with ``threads`` threads (None: as this process has them)."""
+    python = args.mxnet_python if framework == 'mxnet' else sys.executable
+    cmd = [python, os.path.abspath(__file__), '--child', framework,
            '--batch-size', str(args.batch_size), '--steps', str(args.steps),
-           '--warmup', str(args.warmup), '--gpus', str(args.gpus), '--dtype', args.dtype]
+           '--warmup', str(args.warmup), '--gpus', str(args.gpus), '--dtype', args.dtype,
+           '--model', args.model, '--image-size', str(args.image_size),
+           '--classes', str(args.classes)]
     if args.profile and framework == 'minigluon':
         cmd.append('--profile')
     env = dict(os.environ)
+    if threads:
+        cmd += ['--child-threads', str(threads)]
+        env.update({name: str(threads) for name in THREAD_VARIABLES})
     if args.tf32:
         cmd.append('--tf32')
         env['CUPY_TF32'] = '1'  # read by CuPy when it first multiplies float32 matrices
@@ -319,9 +380,29 @@ def merge(runs, batch_size):
             'profile': runs[-1].get('profile')}
 
 
+def cpu_model():
+    """The CPU's model name, as /proc/cpuinfo gives it (the platform's elsewhere)."""
+    try:
+        with open('/proc/cpuinfo') as info:
+            for line in info:
+                if line.startswith('model name'):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--model', default='resnet18_v1',
+                        help='a model-zoo ResNet (resnet18_v1, resnet50_v1, ...)')
+    parser.add_argument('--image-size', type=int, default=32,
+                        help='under 64: the CIFAR stem (thumbnail=True); else ImageNet\'s')
+    parser.add_argument('--classes', type=int, default=10)
     parser.add_argument('--batch-size', type=int, default=64)
+    parser.add_argument('--threads', default='',
+                        help='comma-separated thread counts to run each framework at '
+                             '(default: as this process has them)')
     parser.add_argument('--steps', type=int, default=5)
     parser.add_argument('--warmup', type=int, default=1)
     parser.add_argument('--gpus', type=int, default=0)
@@ -330,53 +411,76 @@ def main():
     parser.add_argument('--tf32', action='store_true',
                         help='on a GPU, float32 matrix products in TF32 in both frameworks')
     parser.add_argument('--compare-torch', action='store_true')
+    parser.add_argument('--mxnet-python', metavar='PATH',
+                        help='a Python with MXNet 1.9.1 installed: its run beside minigluon\'s')
     parser.add_argument('--repeat', type=int, default=1,
-                        help='run each framework this many times, alternating, so both see '
+                        help='run each framework this many times, alternating, so all see '
                              'the same load on a shared machine')
     parser.add_argument('--profile', action='store_true',
                         help='print a per-layer forward/backward breakdown of the minigluon step')
-    parser.add_argument('--child', choices=['minigluon', 'torch'], help=argparse.SUPPRESS)
+    parser.add_argument('--smoke', action='store_true',
+                        help='tiny sizes (batch 2, one step, 32 or 64 pixels): does it run?')
+    parser.add_argument('--child', choices=sorted(LABELS), help=argparse.SUPPRESS)
+    parser.add_argument('--child-threads', type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(args.child, args)
+    if args.smoke:
+        args.batch_size, args.steps, args.warmup, args.repeat = 2, 1, 0, 1
+        args.image_size = 32 if args.image_size < 64 else 64
+    threads = [int(t) for t in args.threads.split(',') if t.strip()] or [None]
 
     frameworks = ['minigluon']
     if args.compare_torch:
         try:
-            import torch  # noqa: F401
+            import torch  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
             frameworks.append('torch')
         except ImportError:
             print('PyTorch is not installed: `pip install torch==2.13.0` for --compare-torch')
-    runs = {fw: [] for fw in frameworks}
+    if args.mxnet_python:
+        frameworks.append('mxnet')
+    runs = {(t, fw): [] for t in threads for fw in frameworks}
     for _ in range(args.repeat):
-        for fw in frameworks:
-            runs[fw].append(spawn(fw, args))
-    results = {fw: merge(r, args.batch_size) for fw, r in runs.items()}
+        for t in threads:
+            for fw in frameworks:
+                runs[(t, fw)].append(spawn(fw, args, t))
+    results = {key: merge(r, args.batch_size) for key, r in runs.items()}
     blas = os.environ.get('OPENBLAS_CORETYPE')
     sys.path.insert(0, os.path.dirname(HERE))
     from minigluon.ndarray.ops import compiled  # (the child decides as this process does)
-    device = _device_name() if args.gpus else 'cpu (%d cores)' % os.cpu_count()
-    print('resnet18_v1(classes=10, thumbnail=True), batch %d, %s, %s, %s%s; minigluon '
-          'CPU kernels: %s' % (args.batch_size, args.dtype + (' (TF32)' if args.tf32 else ''),
-                               device, platform.platform(),
-                               ', OPENBLAS_CORETYPE=%s' % blas if blas else '',
-                               'numba' if compiled.enabled() else 'numpy'))
-    print('%d step(s) per run, %d run(s) per framework; images/s from the median step'
-          % (args.steps, args.repeat))
-    print('%-10s %14s %14s %16s %18s' % ('framework', 'images/s', 'best images/s',
-                                          'peak RSS (MB)', 'step peak-setup MB'))
-    for fw, r in results.items():
-        print('%-10s %14.1f %14.1f %16.0f %18.0f' % (fw, r['images_per_s'], r['best_images_per_s'],
-                                                     r['peak_rss_mb'], r['step_peak_over_setup_mb']))
-    if results['minigluon']['profile']:
-        print()
-        print(results['minigluon']['profile'])
-    if 'torch' in results:
-        mg, tc = results['minigluon'], results['torch']
-        print('ratio minigluon/torch: speed %.2f (best steps %.2f), peak RSS %.2f'
-              % (mg['images_per_s'] / tc['images_per_s'],
-                 mg['best_images_per_s'] / tc['best_images_per_s'],
-                 mg['peak_rss_mb'] / tc['peak_rss_mb']))
+    device = _device_name() if args.gpus else 'cpu: %s, %d cores' % (cpu_model(),
+                                                                      os.cpu_count())
+    print('%s(classes=%d%s) at %d pixels, batch %d, %s, %s, %s%s; minigluon CPU kernels: %s'
+          % (args.model, args.classes, ', thumbnail=True' if args.image_size < 64 else '',
+             args.image_size, args.batch_size,
+             args.dtype + (' (TF32)' if args.tf32 else ''), device, platform.platform(),
+             ', OPENBLAS_CORETYPE=%s' % blas if blas else '',
+             'numba' if compiled.enabled() else 'numpy'))
+    print('%d step(s) per run, %d run(s) per framework and thread count, alternated; '
+          'images/s from the median step' % (args.steps, args.repeat))
+    print('%-8s %-10s %12s %14s %14s %18s %12s' % (
+        'threads', 'framework', 'images/s', 'best images/s', 'peak RSS (MB)',
+        'step peak-setup MB', 'minigluon vs'))
+    for t in threads:
+        mine = results[(t, 'minigluon')]
+        for fw in frameworks:
+            r = results[(t, fw)]
+            print('%-8s %-10s %12.1f %14.1f %14.0f %18.0f %12s' % (
+                t or os.environ.get('OMP_NUM_THREADS', '-'), LABELS[fw], r['images_per_s'],
+                r['best_images_per_s'], r['peak_rss_mb'], r['step_peak_over_setup_mb'],
+                '' if fw == 'minigluon' else '%.2fx' % (mine['images_per_s']
+                                                        / r['images_per_s'])))
+        for fw in frameworks[1:]:
+            r = results[(t, fw)]
+            print('ratio minigluon/%s at %s thread(s): speed %.2f (best steps %.2f), peak RSS '
+                  '%.2f' % (fw, t or os.environ.get('OMP_NUM_THREADS', '-'),
+                            mine['images_per_s'] / r['images_per_s'],
+                            mine['best_images_per_s'] / r['best_images_per_s'],
+                            mine['peak_rss_mb'] / r['peak_rss_mb']))
+    for t in threads:
+        if results[(t, 'minigluon')]['profile']:
+            print()
+            print(results[(t, 'minigluon')]['profile'])
 
 
 if __name__ == '__main__':

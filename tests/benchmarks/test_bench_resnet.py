@@ -1,27 +1,70 @@
-"""benchmarks/bench_resnet.py runs end to end at a tiny size, so it cannot rot (with
-PyTorch beside it when it is there). Its float16 runs are for GPUs (numpy has no
-float16 BLAS: 20 s for one tiny step here); tools/gpu_check.sh runs them."""
+"""benchmarks/bench_resnet.py runs end to end at a tiny size (``--smoke``), so it cannot
+rot, with PyTorch beside it when it is there and MXNet 1.9.1 when
+``MINIGLUON_MXNET_PYTHON`` names a Python that has it; its PyTorch twins have the model
+zoo's parameters, shape for shape. Its float16 runs are for GPUs (numpy has no float16
+BLAS: 20 s for one tiny step here); tools/gpu_check.sh runs them."""
 import importlib.util
 import os
 import re
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(REPO, 'benchmarks', 'bench_resnet.py')
+HAS_TORCH = importlib.util.find_spec('torch') is not None
 
 
-def test_bench_resnet_prints_its_table_and_profile_at_a_tiny_size():
-    flags = ['--profile', '--tf32']
-    env = dict(os.environ, PYTHONPATH=REPO, OMP_NUM_THREADS='1')
-    torch = importlib.util.find_spec('torch') is not None
-    done = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'bench_resnet.py'),
-                           '--batch-size', '2', '--steps', '1', '--warmup', '0'] + flags
-                          + (['--compare-torch'] if torch else []),
+def _run(*flags):
+    env = dict(os.environ, PYTHONPATH=REPO)
+    done = subprocess.run([sys.executable, SCRIPT, '--smoke'] + list(flags),
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert 'batch 2, float32 (TF32), cpu' in done.stdout, done.stdout
-    rows = re.findall(r'^(minigluon|torch) +([\d.]+) ', done.stdout, re.M)
-    assert [name for name, _ in rows] == ['minigluon'] + (['torch'] if torch else [])
-    assert all(float(speed) > 0 for _, speed in rows), done.stdout
-    assert re.search(r'^Convolution 2x64x32x32 64x64x3x3 s1,1 +4 ', done.stdout, re.M), \
-        done.stdout
+    return done.stdout
+
+
+def test_thumbnail_table_and_profile_at_one_and_two_threads():
+    mxnet = os.environ.get('MINIGLUON_MXNET_PYTHON')
+    flags = ['--profile', '--tf32', '--threads', '1,2']
+    flags += ['--compare-torch'] if HAS_TORCH else []
+    flags += ['--mxnet-python', mxnet] if mxnet else []
+    out = _run(*flags)
+    assert 'resnet18_v1(classes=10, thumbnail=True) at 32 pixels, batch 2, float32 (TF32), ' \
+        'cpu: ' in out, out
+    frameworks = ['minigluon'] + (['torch'] if HAS_TORCH else []) + (['mxnet'] if mxnet else [])
+    rows = re.findall(r'^([12]) +(minigluon|torch|mxnet) +([\d.]+) ', out, re.M)
+    assert [(t, fw) for t, fw, _ in rows] == [(t, fw) for t in '12' for fw in frameworks]
+    assert all(float(speed) > 0 for _, _, speed in rows), out
+    assert len(re.findall(r'^ratio minigluon/', out, re.M)) == 2 * (len(frameworks) - 1)
+    assert re.search(r'^Convolution 2x64x32x32 64x64x3x3 s1,1 +4 ', out, re.M), out
+
+
+def test_imagenet_stem_runs_at_its_smoke_size():
+    out = _run('--model', 'resnet18_v1', '--image-size', '224', '--classes', '1000',
+               *(['--compare-torch'] if HAS_TORCH else []))
+    assert 'resnet18_v1(classes=1000) at 64 pixels, batch 2' in out, out
+    assert re.search(r'^- +minigluon +[\d.]+ ', out, re.M), out
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason='the twins are PyTorch modules: '
+                    '`pip install -r benchmarks/requirements.txt`')
+@pytest.mark.parametrize('model', ['resnet18_v1', 'resnet50_v1'])
+@pytest.mark.parametrize('thumbnail', [True, False], ids=['thumbnail', 'imagenet'])
+def test_torch_twins_have_the_model_zoos_parameters(model, thumbnail):
+    sys.path.insert(0, os.path.join(REPO, 'benchmarks'))
+    try:
+        from bench_resnet import torch_resnet
+    finally:
+        sys.path.pop(0)
+    import minigluon as mx
+    net = mx.gluon.model_zoo.vision.get_model(model, classes=7, thumbnail=thumbnail)
+    net.initialize()
+    net(mx.nd.zeros((1, 3, 64, 64)))
+    mine = sorted(tuple(p.shape) for name, p in net.collect_params().items()
+                  if not name.endswith(('running_mean', 'running_var')))
+    twin = torch_resnet(model, 7, thumbnail)
+    theirs = sorted(tuple(p.shape) for p in twin.parameters())
+    assert len(mine) == len(theirs)
+    assert sum(int(np.prod(s)) for s in mine) == sum(int(np.prod(s)) for s in theirs)

@@ -1,10 +1,11 @@
-"""The one door to numba, the optional compiler of minigluon's fused CPU kernels.
+"""The one door to numba, the compiler of minigluon's fused CPU kernels.
 
 numpy runs a chain of elementwise steps as one pass over memory per step; a kernel
 compiled by numba does the chain in one pass, which is what the Winograd transforms
-(conv_winograd_cpu.py) and BatchNorm (normalization_cpu.py) need to stop being
-memory-bound. ``pip install
-'minigluon[numba]'`` adds it; without it every operator keeps its numpy path.
+(conv_winograd_cpu.py), BatchNorm (normalization_cpu.py), max pooling
+(pooling_cpu.py) and the LSTM's gates (rnn_cpu.py) need to stop being memory-bound.
+numba is a dependency of minigluon; where it does not import (a numba built for
+another numpy), every operator keeps its numpy path.
 
 ``MINIGLUON_CPU_KERNELS`` chooses, read once per process:
 
@@ -42,7 +43,7 @@ def _decide():
     except Exception as exc:  # ImportError, or a numba built for another numpy
         if mode == 'numba':
             raise MXNetError("%s=numba but numba does not import (%s: %s); install it with "
-                             "`pip install 'minigluon[numba]'`, or set %s=auto to run "
+                             "`pip install numba`, or set %s=auto to run "
                              "on numpy" % (VARIABLE, type(exc).__name__, exc, VARIABLE))
         return None
     return numba

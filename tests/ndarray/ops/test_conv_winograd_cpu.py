@@ -9,7 +9,7 @@ import pytest
 from minigluon.ndarray.ops import compiled, conv_winograd
 
 pytest.importorskip('numba', reason='the compiled kernels need numba: '
-                    "`pip install 'minigluon[numba]'`")
+                    "`pip install numba` (a dependency of minigluon)")
 
 SHAPES = [(1, 2, 2, 1), (2, 4, 6, 3), (3, 5, 7, 17), (2, 8, 8, 64), (1, 7, 4, 33)]
 

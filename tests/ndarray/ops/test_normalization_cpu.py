@@ -9,7 +9,7 @@ from minigluon import autograd, nd
 from minigluon.ndarray.ops import compiled
 
 pytest.importorskip('numba', reason='the compiled kernels need numba: '
-                    "`pip install 'minigluon[numba]'`")
+                    "`pip install numba` (a dependency of minigluon)")
 
 CASES = [((16, 8, 5, 5), True), ((16, 8, 5, 5), False), ((64, 32), False),
          ((4, 3, 7), False), ((2, 33, 6, 6), True)]

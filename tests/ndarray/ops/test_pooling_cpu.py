@@ -12,7 +12,7 @@ from minigluon import autograd, nd
 from minigluon.ndarray.ops import compiled
 
 pytest.importorskip('numba', reason='the compiled kernels need numba: '
-                    "`pip install 'minigluon[numba]'`")
+                    "`pip install numba` (a dependency of minigluon)")
 
 GEOMETRIES = [  # kernel, stride, pad, pooling_convention
     ((3, 3), (2, 2), (1, 1), 'valid'),
