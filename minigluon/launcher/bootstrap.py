@@ -39,8 +39,10 @@ import threading
 GRACE = 3.0
 FAILURE_MARK = '[minigluon-launch] exit status'
 # Defined here, not imported, since this file runs alone on hosts without minigluon;
-# job.py imports it from here.
+# job.py imports them from here.
 INDEX_VARIABLES = {'server': 'DMLC_SERVER_ID', 'worker': 'DMLC_WORKER_ID'}
+# How many of the job's workers share this task's host (see ``share_cores``)
+LOCAL_WORKERS_VARIABLE = 'MINIGLUON_LAUNCH_LOCAL_WORKERS'
 
 
 def fail(message, status, label=None):
@@ -75,8 +77,10 @@ def mpi_task(spec):
         fail('neither OMPI_COMM_WORLD_RANK nor PMI_RANK is set: not started by mpirun?', 1)
     index, node_host = spec['tasks'][int(rank) - spec['first_rank']]
     role = spec['role']
+    local = sum(host == node_host for _, host in spec['tasks'])
     return '%s %d' % (role, index), {'DMLC_ROLE': role, 'DMLC_NODE_HOST': node_host,
-                                     INDEX_VARIABLES[role]: str(index)}
+                                     INDEX_VARIABLES[role]: str(index),
+                                     LOCAL_WORKERS_VARIABLE: str(local)}
 
 
 def relay(pipe, fd, prefix):
@@ -97,7 +101,31 @@ def environment(spec, extra):
             env.pop(name, None)
         else:
             env[name] = value
+    share_cores(env)
     return env
+
+
+def host_cores():
+    """The cores this process may run on."""
+    if hasattr(os, 'sched_getaffinity'):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def share_cores(env):
+    """Give the command ``OMP_NUM_THREADS`` when no one set it (not the launcher's
+    environment, ``--env`` or this host's): a worker gets the host's cores divided among
+    the job's workers on it, a server or the scheduler, which mostly wait on the network,
+    one. Each BLAS (and minigluon's host threads, which follow it) then sizes its pool to
+    its share, as torchrun's OMP_NUM_THREADS does, instead of every process taking
+    every core."""
+    local = env.pop(LOCAL_WORKERS_VARIABLE, None)
+    if local is None or env.get('OMP_NUM_THREADS'):
+        return
+    if env.get('DMLC_ROLE') != 'worker':
+        env['OMP_NUM_THREADS'] = '1'
+        return
+    env['OMP_NUM_THREADS'] = str(max(1, host_cores() // max(1, int(local))))
 
 
 class Command:

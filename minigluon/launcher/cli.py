@@ -54,6 +54,8 @@ environment of each process:
   variables (PS_VERBOSE, MXNET_KVSTORE_BIGARRAY_BOUND, MINIGLUON_PS_ENCRYPT=curve,
   ...).
   `--env KEY` passes this host's value of KEY; KEY:VALUE is accepted as in MXNet.
+  OMP_NUM_THREADS, when no one set it: a worker gets its host's cores divided
+  among the job's workers there, a server or the scheduler 1 (as torchrun).
 
 launchers:
   local  every process on this host (the default without a hostfile).

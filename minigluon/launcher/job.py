@@ -6,21 +6,23 @@ Every process gets ``DMLC_ROLE``, ``DMLC_PS_ROOT_URI``, ``DMLC_PS_ROOT_PORT``,
 ``MINIGLUON_PS_SECRET``, a fresh random job id in ``MINIGLUON_PS_JOB_ID`` (so that
 jobs sharing a secret cannot replay into each other), and servers and workers their index in ``DMLC_SERVER_ID``
 or ``DMLC_WORKER_ID``. Those names belong to the launcher: a value inherited from
-the launcher's own environment is removed, and ``--env`` cannot set them.
+the launcher's own environment is removed, and ``--env`` cannot set them. Where no
+one set ``OMP_NUM_THREADS``, the bootstrap sets it from how many workers share the
+host (``MINIGLUON_LAUNCH_LOCAL_WORKERS``; see ``bootstrap.share_cores``).
 """
 import secrets
 from dataclasses import dataclass, field
 from typing import Dict, List
 
 from . import LaunchError
-from .bootstrap import INDEX_VARIABLES
+from .bootstrap import INDEX_VARIABLES, LOCAL_WORKERS_VARIABLE
 from .placement import Task
 
 SECRET_VARIABLE = 'MINIGLUON_PS_SECRET'
 JOB_ID_VARIABLE = 'MINIGLUON_PS_JOB_ID'
 MANAGED = ('DMLC_ROLE', 'DMLC_PS_ROOT_URI', 'DMLC_PS_ROOT_PORT', 'DMLC_NUM_SERVER',
            'DMLC_NUM_WORKER', 'DMLC_NODE_HOST', *INDEX_VARIABLES.values(), SECRET_VARIABLE,
-           JOB_ID_VARIABLE)
+           JOB_ID_VARIABLE, LOCAL_WORKERS_VARIABLE)
 # Passed from the launcher's environment to every process, remote ones too, as
 # MXNet's tracker does, so that `PS_VERBOSE=1 minigluon-launch ...` works on every host.
 PASSED_ON = ('DMLC_INTERFACE', 'OMP_NUM_THREADS')
@@ -96,4 +98,9 @@ class Job:
         env['DMLC_NODE_HOST'] = self.node_host(task)
         if task.role in INDEX_VARIABLES:
             env[INDEX_VARIABLES[task.role]] = str(task.index)
+        env[LOCAL_WORKERS_VARIABLE] = str(self.workers_beside(task))
         return env
+
+    def workers_beside(self, task):
+        """How many of the job's workers run on ``task``'s host (it included)."""
+        return sum(t.role == 'worker' and t.host == task.host for t in self.tasks)

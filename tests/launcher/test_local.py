@@ -59,6 +59,38 @@ def test_variables_reach_their_roles_and_stale_ones_are_removed(marker):
         '[worker 0] worker a w 0 1']
 
 
+SHOW_THREADS = '''
+import os
+print(os.environ['DMLC_ROLE'], os.environ.get('OMP_NUM_THREADS'),
+      os.environ.get('MINIGLUON_LAUNCH_LOCAL_WORKERS'))
+'''
+
+
+def _threads_by_role(result):
+    assert result.returncode == 0, result.stderr
+    rows = [line.split('] ', 1)[1].split() for line in result.stdout.splitlines()]
+    return {row[0]: row[1:] for row in rows}
+
+
+def test_workers_share_the_cores_unless_told_their_thread_count(marker):
+    """As torchrun: with OMP_NUM_THREADS unset each worker's BLAS gets its share of the
+    host's cores and servers and the scheduler one thread; a count the user gives (in
+    the launcher's environment or with --env) is kept; the helper variable is gone."""
+    env = {k: v for k, v in os.environ.items() if k != 'OMP_NUM_THREADS'}
+    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    got = _threads_by_role(run_launcher(['-n', '2', '-s', '1', *py(SHOW_THREADS, marker)],
+                                        env=env))
+    assert got == {'scheduler': ['1', 'None'], 'server': ['1', 'None'],
+                   'worker': [share, 'None']}
+    got = _threads_by_role(run_launcher(['-n', '2', '-s', '1', *py(SHOW_THREADS, marker)],
+                                        env=dict(env, OMP_NUM_THREADS='3')))
+    assert {role: values[0] for role, values in got.items()} == dict.fromkeys(
+        ('scheduler', 'server', 'worker'), '3')
+    got = _threads_by_role(run_launcher(['-n', '1', '--env-worker', 'OMP_NUM_THREADS=5',
+                                         *py(SHOW_THREADS, marker)], env=env))
+    assert got['worker'][0] == '5' and got['server'][0] == '1'
+
+
 def test_a_failing_worker_sets_the_status_and_ends_the_rest(marker):
     code = '''
     import os, sys, time
