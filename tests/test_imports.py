@@ -279,4 +279,5 @@ def test_the_kernel_modules_are_found():
     # the fresh-interpreter test leaves these out where numba is missing: the finder must
     # know the one there is
     assert {n for n, path in _modules().items() if _compiled_kernels(path)} == {
-        'minigluon.ndarray.ops.conv_winograd_cpu', 'minigluon.ndarray.ops.normalization_cpu'}
+        'minigluon.ndarray.ops.conv_winograd_cpu', 'minigluon.ndarray.ops.normalization_cpu',
+        'minigluon.ndarray.ops.pooling_cpu', 'minigluon.ndarray.ops.updates_cpu'}

@@ -1,8 +1,11 @@
 """Elementwise unary maths, activations and dtype/copy ops."""
 import math
 
+import numpy as np
+
 from ..dtypes import normalize_dtype
 from ..registry import register
+from . import host_threads
 
 
 def _unary(name, doc):
@@ -205,8 +208,14 @@ def _rcbrt(xp, x):
 
 @_unary('relu', 'Rectified linear unit ``max(x, 0)``.')
 def _relu(xp, x):
-    y = xp.maximum(x, 0)
-    return y, lambda dy: dy * (y > 0)
+    if xp is not np:
+        y = xp.maximum(x, 0)
+        return y, lambda dy: dy * (y > 0)
+    # on the host, split over the host threads (a ResNet's ReLUs pass over every
+    # activation twice a step); empty_like keeps x's memory order, as maximum would
+    y = host_threads.apply_rows(lambda a, out: np.maximum(a, 0, out=out), np.empty_like(x), x)
+    return y, lambda dy: host_threads.apply_rows(
+        lambda d, a, out: np.multiply(d, a > 0, out=out), np.empty_like(dy), dy, y)
 
 
 @_unary('sigmoid', 'Logistic sigmoid ``1 / (1 + exp(-x))``, computed without overflow.')

@@ -188,6 +188,21 @@ def row_runs(rows, elements):
     return [(chunk[0], chunk[-1] + 1) for chunk in chunks(range(rows), count) if len(chunk)]
 
 
+def apply_rows(fn, out, *inputs):
+    """``fn(*inputs, out)`` for a host array ``out`` and arrays of its shape (or
+    scalars), in runs of rows split over the host threads; numpy's ufuncs let go of the
+    GIL, so the runs go at once. Returns ``out``."""
+    if out.ndim == 0:
+        fn(*inputs, out)
+        return out
+
+    def run(runs):
+        for lo, hi in runs:
+            fn(*[a[lo:hi] if isinstance(a, np.ndarray) else a for a in inputs], out[lo:hi])
+    map_chunks(run, row_runs(out.shape[0], out.size))
+    return out
+
+
 def map_chunks(fn, items):
     """``[fn(chunk) for chunk in chunks(items, threads())]``, the chunks run at once on
     the pool's threads; results in chunk order, so a sum of them in that order does not

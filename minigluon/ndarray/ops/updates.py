@@ -17,6 +17,7 @@ import functools
 
 from ... import backend
 from ..registry import register
+from . import compiled, host_threads
 
 NO_CLIP = -1.0
 
@@ -69,6 +70,9 @@ def sgd_step(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradien
             _momentum_kernel()(grad, lr, lr * wd, momentum, rescale_grad, clip_gradient,
                                weight, mom)
         return
+    if mom is not None and _compiled_sgd(xp, weight, grad, mom, lr, wd, momentum,
+                                          rescale_grad, clip_gradient):
+        return
     g = rescaled_grad(xp, grad, rescale_grad, clip_gradient)
     if mom is None:
         g += wd * weight
@@ -78,6 +82,25 @@ def sgd_step(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradien
         mom -= lr * wd * weight
         mom -= lr * g
         weight += mom
+
+
+def _compiled_sgd(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradient):
+    """SGD with momentum by the compiled kernel (``updates_cpu.py``), its elements split
+    over the host threads; False (nothing done) when it does not apply."""
+    arrays = (weight, grad, mom)
+    if not compiled.applies(xp, *arrays) or \
+            any(a.dtype != weight.dtype or not a.flags.c_contiguous for a in arrays):
+        return False
+    from . import updates_cpu
+    w, g, m = (a.reshape(-1) for a in arrays)
+    scalar = weight.dtype.type
+    # the numpy path's scalars: Python floats, rounded to the weight's dtype at each step
+    args = (scalar(lr), scalar(lr * wd), scalar(momentum), scalar(rescale_grad),
+            scalar(clip_gradient))
+    host_threads.map_chunks(lambda runs: [updates_cpu.sgd_momentum(
+        w[lo:hi], g[lo:hi], m[lo:hi], *args) for lo, hi in runs],
+        host_threads.row_runs(w.shape[0], w.shape[0]))
+    return True
 
 
 def nag_step(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradient):

@@ -149,3 +149,28 @@ def test_batch_norm_and_pooling_split_as_one_thread_computes(threads):
     assert calls and all(n == 2 for n in calls)  # every pass was split in two
     for a, b in zip(two, one):  # float64 per-channel sums added in another order
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6 * abs(b).max())
+
+
+def test_relu_split_over_threads_is_relu(threads):
+    """ReLU on the host runs its rows on the host threads: the same numbers, x's memory
+    order kept (channels-last stays channels-last)."""
+    rng = np.random.RandomState(4)
+    x = nd.array(rng.standard_normal((6, 20, 30, 40)).astype(np.float32)).transpose(
+        (0, 3, 1, 2))
+    head = nd.array(rng.standard_normal(x.shape).astype(np.float32))
+    results = []
+    for n in (1, 2):
+        threads(n)
+        x.attach_grad()
+        with autograd.record():
+            y = nd.relu(x)
+            loss = (y * head).sum()
+        loss.backward()
+        assert y.asnumpy().shape == x.shape
+        results.append((y.asnumpy(), x.grad.asnumpy(), y._data.transpose(0, 2, 3, 1)
+                        .flags.c_contiguous))
+    (y1, g1, last1), (y2, g2, last2) = results
+    np.testing.assert_array_equal(y2, y1)
+    np.testing.assert_array_equal(g2, g1)
+    np.testing.assert_array_equal(y1, np.maximum(x.asnumpy(), 0))
+    assert last1 and last2
