@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..registry import fill_from, register, shape_of, shape_rule, unbroadcast
+from . import host_threads
 
 
 def _result_dtype(lhs, rhs):
@@ -28,7 +29,12 @@ def _grads(xp, lhs, rhs, dl, dr):
 @register('add', num_inputs=2)
 def add(xp, lhs, rhs):
     """Elementwise ``lhs + rhs`` with broadcasting."""
-    out = _keep(xp.add(lhs, rhs), lhs, rhs)
+    if xp is np and isinstance(lhs, np.ndarray) and isinstance(rhs, np.ndarray) and \
+            lhs.shape == rhs.shape and lhs.dtype == rhs.dtype:
+        # a residual connection: its rows split over the host threads
+        out = host_threads.apply_rows(np.add, np.empty_like(lhs), lhs, rhs)
+    else:
+        out = _keep(xp.add(lhs, rhs), lhs, rhs)
     return out, lambda dy: _grads(xp, lhs, rhs, dy, dy)
 
 

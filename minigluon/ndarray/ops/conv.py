@@ -9,7 +9,8 @@ layout and the next convolution reads it without a copy.
 
 3x3 stride-1 'same' layers skip im2col for Winograd's F(2x2, 3x3) (conv_winograd.py),
 4/9 of the multiplies. On the host a layer runs a few images at a time, so that its
-columns or tiles are still in cache when the GEMM reads them.
+columns or tiles are still in cache when the GEMM reads them, and its blocks of images
+are split over the host threads, each with a one-threaded BLAS (host_threads.py).
 
 Backward rebuilds the columns (or tiles) rather than keeping them (9x the input for
 3x3 kernels). The data gradient of a stride-1 convolution is itself a convolution of the

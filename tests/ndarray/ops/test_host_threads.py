@@ -174,3 +174,22 @@ def test_relu_split_over_threads_is_relu(threads):
     np.testing.assert_array_equal(g2, g1)
     np.testing.assert_array_equal(y1, np.maximum(x.asnumpy(), 0))
     assert last1 and last2
+
+
+def test_residual_add_split_over_threads_is_numpys_add(threads):
+    rng = np.random.RandomState(5)
+    a = rng.standard_normal((8, 30, 30, 40)).astype(np.float32)
+    b = rng.standard_normal(a.shape).astype(np.float32)
+    for n in (1, 2):
+        threads(n)
+        calls = []
+        real = host_threads.map_chunks
+        host_threads.map_chunks = lambda fn, items: calls.append(len(items)) or real(fn, items)
+        try:
+            out = (nd.array(a) + nd.array(b)).asnumpy()
+        finally:
+            host_threads.map_chunks = real
+        assert calls == [n]
+        np.testing.assert_array_equal(out, a + b)
+    np.testing.assert_array_equal((nd.array([1, 2]) + nd.array([[3], [4]])).asnumpy(),
+                                  [[4, 5], [5, 6]])  # broadcasting keeps numpy's path
