@@ -1,4 +1,5 @@
 """``import minigluon`` under DMLC_ROLE=server or scheduler serves that role and exits."""
+import json
 import os
 import subprocess
 import sys
@@ -18,3 +19,42 @@ def test_a_role_is_served_before_the_layers_above_the_kvstore_load():
               if line.startswith('import time:')}
     assert 'minigluon.kvstore.ps.roles' in loaded
     assert not {'minigluon.gluon', 'minigluon.test_utils', 'minigluon.io'} & loaded
+
+
+SGD_ON_THE_SERVER = '''
+import json
+import minigluon as mx
+from minigluon import kv, nd
+store = kv.create('dist_sync')
+store.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01,
+                                     rescale_grad=0.5))
+store.init('w', nd.ones((1000,)))
+for _ in range(2):
+    store.push('w', nd.arange(1000) * 0.001)
+out = nd.zeros((1000,))
+store.pull('w', out=out)
+print('RESULT', json.dumps(out.asnumpy()[[0, 1, 999]].tolist()), flush=True)
+store.close()
+'''
+
+
+def test_a_server_served_by_import_runs_the_compiled_update():
+    """The server role is served inside ``import minigluon`` (as MXNet's import does),
+    so its I/O thread applies SGD with momentum (the compiled kernel, imported lazily)
+    while the main thread holds that import's lock; the kernel module is loaded before
+    serving, or the I/O thread waits on the lock forever and the job dies of missed
+    heartbeats."""
+    import numpy as np
+    env = dict(os.environ, PYTHONPATH=ROOT, PS_HEARTBEAT_TIMEOUT='5')
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, 'tools', 'launch.py'), '-n', '1', '-s', '1',
+         '--launcher', 'local', sys.executable, '-c', SGD_ON_THE_SERVER],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    got = json.loads(done.stdout.split('RESULT ', 1)[1].splitlines()[0])
+    w, mom = np.ones(1000, np.float32), np.zeros(1000, np.float32)
+    for _ in range(2):  # MXNet's SGD: mom = 0.9 mom - lr wd w - lr rescale g; w += mom
+        g = (np.arange(1000) * 0.001).astype(np.float32) * np.float32(0.5)
+        mom = mom * np.float32(0.9) - np.float32(0.1 * 0.01) * w - np.float32(0.1) * g
+        w = w + mom
+    np.testing.assert_allclose(got, w[[0, 1, 999]], rtol=1e-6)
