@@ -46,6 +46,7 @@ import numpy as np
 from ...base import MXNetError
 from ...context import Context
 from ...ndarray import NDArray
+from ...ndarray.ops import host_threads
 
 _ALIGN = 64                 # byte alignment of each array inside a block
 _PARENT_CHECK_S = 1.0       # how often an idle worker checks that its parent lives
@@ -190,6 +191,7 @@ def _worker_loop(dataset, batchify_fn, tasks, results, parent_ends, seed, parent
         end.close()
     np.random.seed(seed)
     random.seed(seed)
+    host_threads.use_one_thread()  # the workers and the training process share the cores
     attached = _AttachedBlocks()
     try:
         while True:

@@ -123,6 +123,18 @@ def threads():
     return _state.threads
 
 
+def use_one_thread():
+    """This process splits nothing and its BLAS runs one thread: for a DataLoader's
+    worker processes, several of which share the cores with the training process (as
+    PyTorch's workers run one thread each)."""
+    global _state  # pylint: disable=global-statement
+    _state = _State()
+    _state.decided = True
+    blas = _Blas.find()
+    if blas is not None:
+        blas.set(1)
+
+
 def _reset():
     """Decide again at the next question, with no pool (for tests, and in a forked child,
     which has the parent's pool object but none of its threads)."""

@@ -440,3 +440,30 @@ def test_the_first_batches_blocks_become_the_ring(no_leftovers):
         seen |= _shm_blocks()
     assert i == 11 and 0 < len(seen) <= 4, seen
     assert all(re.match(r'mg[0-9a-f]+_[0-9a-f]+_s\d+$', name) for name in seen), seen
+
+
+class ThreadsSeen(Dataset):
+    """Each sample: how many threads the process that loads it splits host ops over, and
+    its BLAS's thread count (-1 where it cannot be read)."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, idx):
+        from minigluon.ndarray.ops import host_threads
+        blas = host_threads._Blas.find()
+        return np.array([host_threads.threads(), blas.get() if blas is not None else -1])
+
+
+def test_workers_run_one_thread_each(no_leftovers, monkeypatch):
+    """As PyTorch's: DataLoader workers share the cores with the training process, so
+    each splits nothing and its BLAS runs one thread, whatever the parent has."""
+    from minigluon.ndarray.ops import host_threads
+    monkeypatch.setenv(host_threads.VARIABLE, '2')
+    host_threads._reset()
+    try:
+        seen = np.concatenate([b.asnumpy() for b in DataLoader(ThreadsSeen(), batch_size=2,
+                                                               num_workers=2)])
+    finally:
+        host_threads._reset()
+    assert (seen[:, 0] == 1).all() and (seen[:, 1] <= 1).all(), seen
