@@ -1,6 +1,7 @@
 """CIFAR-10 training input pipeline throughput, in images per second.
 
     PYTHONPATH=. python benchmarks/bench_dataloader.py [--images 20000] [--workers 0 1 2]
+        [--batch-size 128] [--repeat 3] [--root DIR] [--smoke]
 
 Reads CIFAR-10 from ``--root`` when given, else writes a synthetic set in the real
 binary layout (datasets/make_synthetic.py) to a temporary folder. The pipeline is the
@@ -8,7 +9,8 @@ usual CIFAR training one: RandomCrop(32, pad=4), RandomFlipLeftRight, ToTensor,
 Normalize, shuffled batches of 128. Each row is the fastest of ``--repeat`` full epochs,
 worker start-up included, with the CPU time the main process and the workers spent per
 image (less sensitive to other load on the machine than images/s). Target: 10,000
-images/s with 2 workers on a 2-core machine.
+images/s with 2 workers on a 2-core machine. ``--smoke`` runs one epoch of 256 synthetic
+images in batches of 32 (the test suite's check that the script still works).
 """
 import argparse
 import os
@@ -51,7 +53,11 @@ def main():
     parser.add_argument('--workers', type=int, nargs='+', default=[0, 1, 2])
     parser.add_argument('--batch-size', type=int, default=128)
     parser.add_argument('--repeat', type=int, default=3)
+    parser.add_argument('--smoke', action='store_true',
+                        help='one epoch of 256 synthetic images, batch 32: does it run?')
     args = parser.parse_args()
+    if args.smoke:
+        args.root, args.images, args.batch_size, args.repeat = None, 256, 32, 1
     with tempfile.TemporaryDirectory() as tmp:
         root = args.root
         if root is None:

@@ -2,7 +2,8 @@
 
 Usage (as root, for the network namespaces):
     python benchmarks/bench_dist_train.py [--rates 250mbit 1gbit 10gbit] [--steps 8]
-        [--warmup 3] [--repeat 1] [--variants overlap plain ddp] [--loopback]
+        [--warmup 3] [--repeat 1] [--batch-size 32] [--variants overlap plain ddp]
+        [--loopback] [--smoke]
 
 Two "hosts" are two Linux network namespaces joined by a veth pair; each end's
 egress is shaped with ``tc qdisc ... tbf`` to the rate (this kernel has no netem),
@@ -10,11 +11,11 @@ so each direction carries at most that rate. Each host runs one worker and one
 server; the first also runs the scheduler (PyTorch: rank 0 holds the rendezvous
 store). Every process has ``OMP_NUM_THREADS=1``. The model is
 ``resnet18_v1(classes=10, thumbnail=True)`` (PyTorch: the same layers written with
-torch.nn), batch 32 per worker of synthetic 32x32 images, SGD with momentum and
-weight decay. A run times ``--steps`` training steps after ``--warmup``; images/s is
-2 x 32 x steps over the wall time of the timed steps on worker 0 (dist_sync keeps
-the workers in step; the last step's weights are waited for). Variants, interleaved
-at each rate so that they see the same load:
+torch.nn), batch ``--batch-size`` (32) per worker of synthetic 32x32 images, SGD with
+momentum and weight decay. A run times ``--steps`` training steps after ``--warmup``;
+images/s is 2 x batch x steps over the wall time of the timed steps on worker 0
+(dist_sync keeps the workers in step; the last step's weights are waited for).
+Variants, interleaved at each rate so that they see the same load:
 
 - ``overlap``: minigluon ``dist_sync``, gluon.Trainer as shipped (gradients pushed
   during backward, weights waited for when the next forward uses them);
@@ -27,9 +28,12 @@ at each rate so that they see the same load:
 
 Without root (or without ``ip netns``) the script says so and runs the loopback
 part only: every process on 127.0.0.1, no shaping (``--loopback`` asks for that).
-PyTorch is a benchmark-only dependency (benchmarks/requirements.txt).
+PyTorch is a benchmark-only dependency (benchmarks/requirements.txt). ``--smoke`` runs
+the loopback part (no root needed) with batch 2, one warm-up step and one timed step,
+each job given at most 120 s: the test suite's check that the script still works.
 """
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -119,8 +123,10 @@ def _collect(procs, timeout):
     deadline = time.monotonic() + timeout
     outputs, failed = {}, False
     for name, proc in procs.items():
+        # once one process failed, the others get a few seconds to end, not the whole timeout
+        wait = 10 if failed else max(1, deadline - time.monotonic())
         try:
-            out, _ = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+            out, _ = proc.communicate(timeout=wait)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
@@ -158,7 +164,7 @@ def run_minigluon(args, overlap, loopback, replication=False):
                                            loopback)
         procs['worker:%d' % host] = _spawn(
             host, me + ['--child', 'minigluon', '--steps', str(args.steps),
-                        '--warmup', str(args.warmup)],
+                        '--warmup', str(args.warmup), '--batch-size', str(args.batch_size)],
             dict(host_env, DMLC_ROLE='worker', DMLC_WORKER_ID=str(host)), loopback)
     outputs = _collect(procs, args.timeout)
     return _result(outputs['worker:0'])
@@ -173,13 +179,14 @@ def run_ddp(args, loopback):
                'WORLD_SIZE': '2', 'GLOO_SOCKET_IFNAME': 'lo' if loopback else VETH[rank]}
         procs['rank:%d' % rank] = _spawn(
             rank, [sys.executable, os.path.abspath(__file__), '--child', 'ddp',
-                   '--steps', str(args.steps), '--warmup', str(args.warmup)], env, loopback)
+                   '--steps', str(args.steps), '--warmup', str(args.warmup),
+                   '--batch-size', str(args.batch_size)], env, loopback)
     outputs = _collect(procs, args.timeout)
     return _result(outputs['rank:0'])
 
 
 # ---- inside the workers -------------------------------------------------------------------
-def child_minigluon(steps, warmup):
+def child_minigluon(steps, warmup, batch):
     import numpy as np
     import minigluon as mx
     from minigluon import autograd, gluon, kv, nd
@@ -193,15 +200,15 @@ def child_minigluon(steps, warmup):
                             {'learning_rate': 0.01, 'momentum': 0.9, 'wd': 1e-4}, kvstore=store)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     rng = np.random.RandomState(store.rank)
-    x = nd.array(rng.normal(size=(BATCH, 3, 32, 32)).astype(np.float32))
-    y = nd.array(rng.randint(0, 10, size=BATCH).astype(np.float32))
+    x = nd.array(rng.normal(size=(batch, 3, 32, 32)).astype(np.float32))
+    y = nd.array(rng.randint(0, 10, size=batch).astype(np.float32))
     params = list(net.collect_params().values())
 
     def step():
         with autograd.record():
             loss = loss_fn(net(x), y)
         loss.backward()
-        trainer.step(BATCH)
+        trainer.step(batch)
 
     for _ in range(warmup):
         step()
@@ -215,10 +222,10 @@ def child_minigluon(steps, warmup):
         p.data()  # the last step's weights are in
     marks[-1] = time.perf_counter()
     return {'step_s': [b - a for a, b in zip(marks, marks[1:])],
-            'seconds': marks[-1] - marks[0], 'steps': steps}
+            'seconds': marks[-1] - marks[0], 'steps': steps, 'batch': batch}
 
 
-def child_ddp(steps, warmup):
+def child_ddp(steps, warmup, batch):
     import torch
     import torch.distributed as dist
     from torch import nn
@@ -232,8 +239,8 @@ def child_ddp(steps, warmup):
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     loss_fn = nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(dist.get_rank())
-    x = torch.randn(BATCH, 3, 32, 32, generator=gen)
-    y = torch.randint(0, 10, (BATCH,), generator=gen)
+    x = torch.randn(batch, 3, 32, 32, generator=gen)
+    y = torch.randint(0, 10, (batch,), generator=gen)
 
     def step():
         opt.zero_grad()
@@ -251,12 +258,12 @@ def child_ddp(steps, warmup):
     marks[-1] = time.perf_counter()
     dist.destroy_process_group()
     return {'step_s': [b - a for a, b in zip(marks, marks[1:])],
-            'seconds': marks[-1] - marks[0], 'steps': steps}
+            'seconds': marks[-1] - marks[0], 'steps': steps, 'batch': batch}
 
 
 # ---- the table ------------------------------------------------------------------------------
 def images_per_s(res):
-    return 2 * BATCH * res['steps'] / res['seconds']
+    return 2 * res['batch'] * res['steps'] / res['seconds']
 
 
 def main():
@@ -267,15 +274,26 @@ def main():
     parser.add_argument('--steps', type=int, default=8)
     parser.add_argument('--warmup', type=int, default=3)
     parser.add_argument('--repeat', type=int, default=1)
+    parser.add_argument('--batch-size', type=int, default=BATCH, help='images per worker')
     parser.add_argument('--timeout', type=float, default=900)
     parser.add_argument('--loopback', action='store_true',
                         help='run every process on 127.0.0.1 without shaping')
+    parser.add_argument('--smoke', action='store_true',
+                        help='loopback, batch 2, one warm-up and one timed step: does it run?')
     parser.add_argument('--child', choices=['minigluon', 'ddp'], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         run = child_minigluon if args.child == 'minigluon' else child_ddp
-        print('RESULT', json.dumps(run(args.steps, args.warmup)), flush=True)
+        print('RESULT', json.dumps(run(args.steps, args.warmup, args.batch_size)), flush=True)
         return
+    if args.smoke:
+        # loopback: the shaped links need root, ip netns and tc, which a test cannot ask for
+        args.loopback, args.batch_size, args.steps, args.warmup, args.repeat = True, 2, 1, 1, 1
+        args.timeout = min(args.timeout, 120)
+    # (found, not imported: importing torch here would cost seconds the DDP workers pay anyway)
+    if 'ddp' in args.variants and importlib.util.find_spec('torch') is None:
+        print('PyTorch is not installed (`pip install torch==2.13.0`): no DDP column')
+        args.variants = [v for v in args.variants if v != 'ddp']
 
     why = can_use_namespaces()
     loopback = args.loopback or why is not None
@@ -286,7 +304,7 @@ def main():
     from minigluon.ndarray.ops import compiled  # (the children decide as this process does)
     print('%s, %d CPUs, Python %s; batch %d per worker, %d timed steps after %d; minigluon '
           'CPU kernels: %s' % (platform.machine(), os.cpu_count(), platform.python_version(),
-                               BATCH, args.steps, args.warmup,
+                               args.batch_size, args.steps, args.warmup,
                                'numba' if compiled.enabled() else 'numpy'))
     table = {}
     try:

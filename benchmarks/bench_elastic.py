@@ -2,7 +2,7 @@
 
     python benchmarks/bench_elastic.py [--kvstore dist_sync] [--runs 4] [--workers 2]
         [--servers 1] [--synthetic 2000] [--trigger 'Epoch 0: Test_acc'] [--span 20]
-        [--victim worker|server|scheduler] [--replication]
+        [--victim worker|server|scheduler] [--replication] [--keep DIR] [--smoke]
 
 Runs ``examples/cifar10_dist.py`` (the small CIFAR ResNet, synthetic data, 3 epochs)
 under the local launcher once undisturbed, then ``--runs`` times with one process of
@@ -19,6 +19,8 @@ the wall time is at most 30 s more and nothing is left; a failing run's output i
 in ``--keep``. ``dist_sync`` gives the same accuracies to the last digit; under
 ``dist_async`` undisturbed runs already differ from each other (the servers apply the
 workers' pushes in arrival order), so there only ``--workers 1`` compares exactly.
+``--smoke`` runs one kill on 64 synthetic images for 3 epochs, the victim killed the
+moment the trigger line comes: the test suite's check that the script still works.
 """
 import argparse
 import os
@@ -49,7 +51,13 @@ def parse_args():
     p.add_argument('--replication', action='store_true',
                    help="the launcher's --replication (servers' keys on a backup server)")
     p.add_argument('--keep', default='.', help='folder for the output of failed runs')
-    return p.parse_args()
+    p.add_argument('--smoke', action='store_true',
+                   help='one kill, 64 images, 3 epochs, killed at the trigger: does it run?')
+    args = p.parse_args()
+    if args.smoke:
+        # the kill comes at once (span 0) so that it lands while the tiny job still runs
+        args.runs, args.synthetic, args.epochs, args.span = 1, 64, 3, 0.0
+    return args
 
 
 def job_processes(mark):

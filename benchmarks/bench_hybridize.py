@@ -5,7 +5,7 @@ Usage::
 
     PYTHONPATH=. python benchmarks/bench_hybridize.py [--models mlp,resnet]
         [--batch-size 64] [--units 256] [--mlp-steps 500] [--resnet-steps 5] [--repeat 3]
-        [--mxnet-python PATH] [--json results.json]
+        [--mxnet-python PATH] [--json results.json] [--smoke]
 
 Two models, each trained for one step at a time (forward, loss, backward and
 ``Trainer.step``: SGD with momentum 0.9) on random float32 data:
@@ -24,6 +24,8 @@ static_shape=True)`` and the same for the loss block. The MXNet runs (hybridized
 use the Python named by ``--mxnet-python`` (default: ``MINIGLUON_MXNET_PYTHON``; left
 out without one) and the same code with ``import mxnet as mx``. The table gives the
 median step, the fastest step, peak RSS and the ratios; ``--json`` writes it all.
+``--smoke`` runs both models at a tiny size (batch 2, 8 units, 4x4 images, a step or two,
+one repeat): the test suite's check that the script still works.
 """
 import argparse
 import json
@@ -166,8 +168,13 @@ def main():
     parser.add_argument('--repeat', type=int, default=3)
     parser.add_argument('--mxnet-python', default=os.environ.get('MINIGLUON_MXNET_PYTHON'))
     parser.add_argument('--json', metavar='PATH', help='write the results here as JSON')
+    parser.add_argument('--smoke', action='store_true',
+                        help='tiny sizes (batch 2, 8 units, 4x4 images, 1-2 steps): does it run?')
     parser.add_argument('--child', help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smoke:
+        (args.batch_size, args.units, args.image_size, args.mlp_steps, args.resnet_steps,
+         args.warmup, args.repeat) = 2, 8, 4, 2, 1, 1, 1
     args.warmup = max(args.warmup, 1)
     if args.child:
         print(json.dumps(run(*args.child.split(':'), args)))

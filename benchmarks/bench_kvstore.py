@@ -6,7 +6,7 @@ Usage:
     python benchmarks/bench_kvstore.py [--rounds 10] [--warmup 3] [--repeat 2]
         [--chunk-bytes 4194304 ...] [--transport auto tcp] [--kvstore-only] [--no-torch]
         [--mxnet-python /tmp/mxvenv/bin/python | --no-mxnet] [--curve] [--profile DIR]
-        [--loop list per-key] [--tiny]
+        [--loop list per-key] [--tiny] [--smoke]
 
 The gradients have the shapes of the trainable parameters of
 ``resnet18_v1(classes=10, thumbnail=True)`` (60 float32 arrays, 44.7 MB). Every row
@@ -33,10 +33,10 @@ timed rounds (from /proc), which a busy shared machine disturbs less than wall t
   the same loop in its own row.
 - MXNet ps-lite: the same job (scheduler, 2 servers, 2 workers, DMLC_* variables,
   ``MXNET_KVSTORE_BIGARRAY_BOUND`` as ours) with MXNet 1.9.1's ``mx.kv.create('dist_sync')``
-  in the interpreter of ``--mxnet-python`` (default ``/tmp/mxvenv/bin/python``; a venv
-  with ``pip install mxnet==1.9.1 numpy==1.23.5``); a round is ``push`` and ``pull`` of
-  every array then ``mx.nd.waitall()``. Without that interpreter the row is skipped
-  with the reason printed.
+  in the interpreter of ``--mxnet-python`` (default ``MINIGLUON_MXNET_PYTHON``, else
+  ``/tmp/mxvenv/bin/python``; a venv with ``pip install mxnet==1.9.1 numpy==1.23.5``);
+  a round is ``push`` and ``pull`` of every array then ``mx.nd.waitall()``. Without
+  that interpreter the row is skipped with the reason printed.
 - zmq echo: one DEALER sends every gradient as its own message to a ROUTER in
   another process, which sends each back; a round ends when all came back.
 - gloo: 2 processes, ``torch.distributed.all_reduce`` of every gradient (async,
@@ -45,6 +45,9 @@ timed rounds (from /proc), which a busy shared machine disturbs less than wall t
 ``--profile DIR`` runs one more kvstore job with every process under ``py-spy
 record`` (``pip install py-spy``), keeps the collapsed stacks there and prints the
 lines where each process spent its Python time.
+
+``--smoke`` runs the rows asked for at a tiny size (``--tiny``'s arrays, one warm-up and
+one timed round, one job per row): the test suite's check that the script still works.
 """
 import argparse
 import hashlib
@@ -66,7 +69,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CHILD_TIMEOUT_S = 300
-MXNET_PYTHON = '/tmp/mxvenv/bin/python'
+MXNET_PYTHON = os.environ.get('MINIGLUON_MXNET_PYTHON') or '/tmp/mxvenv/bin/python'
 
 
 def gradient_shapes():
@@ -563,6 +566,9 @@ def main():
                              '(a row of each, for the kvstore and for ps-lite)')
     parser.add_argument('--tiny', action='store_true',
                         help='a few small arrays instead of the ResNet18 gradients (tests)')
+    parser.add_argument('--smoke', action='store_true',
+                        help='--tiny with one warm-up and one timed round, one job per row: '
+                             'does it run?')
     parser.add_argument('--curve', action='store_true',
                         help='also the kvstore job with MINIGLUON_PS_ENCRYPT=curve')
     parser.add_argument('--profile', metavar='DIR')
@@ -583,6 +589,8 @@ def main():
         if args.child == 'mx-worker':
             return mxnet_worker(args)
         raise SystemExit('unknown child %r' % args.child)
+    if args.smoke:
+        args.tiny, args.rounds, args.warmup, args.repeat = True, 1, 1, 1
 
     shapes = TINY_SHAPES if args.tiny else gradient_shapes()
     nbytes = sum(4 * _prod(s) for s in shapes)
@@ -677,11 +685,13 @@ def main():
                        Config.shm_bytes // 4 if args.transport[0] != 'tcp' else args.chunk_bytes[0])
     first = _kv_row(args.chunk_bytes[0], args.transport[0])
     on = cpu[first].sum() / rounds[first]
+    # (/proc counts clock ticks: a round or two of tiny arrays may show no CPU time at all)
+    share = '%.2f%%' % (100.0 * micro['header_tags_s'] / on) if on else 'an unmeasured share'
     print('HMAC-SHA256 of every header of a round (%d messages, each tagged and checked): '
-          '%.2f ms of CPU = %.2f%% of the CPU of a round; tagging the array bytes too would '
+          '%.2f ms of CPU = %s of the CPU of a round; tagging the array bytes too would '
           'add %.0f ms of CPU per round'
-          % (micro['messages'], micro['header_tags_s'] * 1e3,
-             100.0 * micro['header_tags_s'] / on, micro['payload_tags_s'] * 1e3))
+          % (micro['messages'], micro['header_tags_s'] * 1e3, share,
+             micro['payload_tags_s'] * 1e3))
     if args.profile:
         profile_kvstore(shapes, args, args.chunk_bytes[0], args.profile)
 

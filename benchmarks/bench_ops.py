@@ -1,10 +1,11 @@
 """Per-call overhead of minigluon ops over the raw numpy calls they make.
 
-Usage: python benchmarks/bench_ops.py [--repeat N]
+Usage: python benchmarks/bench_ops.py [--repeat N] [--number N] [--smoke]
 
 For tiny arrays the numpy work is negligible, so the difference is the framework's
 cost per call: context checks, dispatch through the op table, wrapping the result,
-and (with autograd) recording a tape node and running backward.
+and (with autograd) recording a tape node and running backward. ``--smoke`` times one
+repeat of 100 calls (the test suite's check that the script still works).
 """
 import argparse
 import platform
@@ -25,7 +26,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--repeat', type=int, default=7)
     parser.add_argument('--number', type=int, default=20000)
+    parser.add_argument('--smoke', action='store_true',
+                        help='one repeat of 100 calls: does it run?')
     args = parser.parse_args()
+    if args.smoke:
+        args.repeat, args.number = 1, 100
 
     a_np, b_np = np.ones(4, np.float32), np.ones(4, np.float32)
     a, b = nd.array(a_np), nd.array(b_np)

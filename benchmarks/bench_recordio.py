@@ -4,7 +4,7 @@ against MXNet 1.9.1's ``ImageRecordIter`` (its C++ pipeline), on the same file.
 Usage::
 
     PYTHONPATH=. python benchmarks/bench_recordio.py [--images 2000] [--size 224]
-        [--batch-size 64] [--workers 1,2] [--repeat 3] [--mxnet-python PATH]
+        [--batch-size 64] [--workers 1,2] [--repeat 3] [--mxnet-python PATH] [--smoke]
 
 The script writes ``--images`` photo-like ``--size`` x ``--size`` JPEGs (quality 95, as
 im2rec) into a ``.rec``/``.idx`` with minigluon, then times the second pass over them
@@ -21,7 +21,9 @@ configurations alternated ``--repeat`` times:
 
 Every pipeline gives float32 NCHW batches, mirrored at random and normalised by
 ImageNet's mean and standard deviation. The table has the best images/s of the repeats
-and the ratio to MXNet at the same number of workers (threads for MXNet).
+and the ratio to MXNet at the same number of workers (threads for MXNet). ``--smoke``
+runs 12 JPEGs of 32x32 in batches of 5 (a short last batch) once, with 0 and 1 workers
+unless ``--workers`` says otherwise: the test suite's check that the script still works.
 """
 import argparse
 import json
@@ -124,13 +126,20 @@ def main():
     parser.add_argument('--images', type=int, default=2000)
     parser.add_argument('--size', type=int, default=224)
     parser.add_argument('--batch-size', type=int, default=64)
-    parser.add_argument('--workers', default='1,2',
-                        help='comma-separated worker counts (0: decode in the main process)')
+    parser.add_argument('--workers',
+                        help='comma-separated worker counts (0: decode in the main process; '
+                             'default 1,2, with --smoke 0,1)')
     parser.add_argument('--repeat', type=int, default=3)
     parser.add_argument('--mxnet-python', default=os.environ.get('MINIGLUON_MXNET_PYTHON'))
+    parser.add_argument('--smoke', action='store_true',
+                        help='12 JPEGs of 32x32, batch 5, one repeat: does it run?')
     parser.add_argument('--child', choices=sorted(PIPELINES), help=argparse.SUPPRESS)
     parser.add_argument('--rec', help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smoke:
+        args.images, args.size, args.batch_size, args.repeat = 12, 32, 5, 1
+    if args.workers is None:
+        args.workers = '0,1' if args.smoke else '1,2'
     if args.child:
         seconds, images = PIPELINES[args.child](args.rec, args.size, args.batch_size,
                                                 int(args.workers))

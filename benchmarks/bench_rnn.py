@@ -6,6 +6,7 @@ Usage::
     PYTHONPATH=. python benchmarks/bench_rnn.py [--threads 1,2] [--layers 2]
         [--hidden 256] [--input-size 256] [--seq-len 35] [--batch-size 32] [--steps 10]
         [--warmup 2] [--repeat 3] [--compare-torch] [--mxnet-python PATH] [--json PATH]
+        [--smoke]
 
 One step is forward and backward (the gradient of the outputs' sum, begin states of
 zeros) in float32, the word language model's shape by default (sequence 35, batch 32,
@@ -14,7 +15,9 @@ of its own with ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THRE
 set (and ``torch.set_num_threads``); the runs alternate ``--repeat`` times so all see
 the same load on a shared machine. The table gives the median and fastest step and
 each framework's speed relative to minigluon's (>1: minigluon is faster). Goal: at
-least 1.0x PyTorch at every thread count, and no slower than MXNet.
+least 1.0x PyTorch at every thread count, and no slower than MXNet. ``--smoke`` runs
+one step of a tiny LSTM (hidden 4, input 3, sequence 3, batch 2) once per configuration:
+the test suite's check that the script still works.
 """
 import argparse
 import json
@@ -119,9 +122,14 @@ def main():
     parser.add_argument('--mxnet-python', default=os.environ.get('MINIGLUON_MXNET_PYTHON'),
                         help="a Python that imports mxnet, to time MXNet's gluon.rnn.LSTM")
     parser.add_argument('--json', metavar='PATH', help='write the results here as JSON')
+    parser.add_argument('--smoke', action='store_true',
+                        help='one step of a tiny LSTM, one run per configuration: does it run?')
     parser.add_argument('--child', help=argparse.SUPPRESS)
     parser.add_argument('--child-threads', type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smoke:
+        (args.hidden, args.input_size, args.seq_len, args.batch_size, args.steps, args.warmup,
+         args.repeat) = 4, 3, 3, 2, 1, 1, 1
     if args.child:
         print(json.dumps(run(args.child, args)))
         return

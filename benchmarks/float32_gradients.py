@@ -1,7 +1,7 @@
 """Float32 gradients of ResNet-18 (CIFAR stem) against float64 and against PyTorch.
 
 Usage:
-    python benchmarks/float32_gradients.py [--seeds 10] [--batch-size 8]
+    python benchmarks/float32_gradients.py [--seeds 10] [--batch-size 8] [--smoke]
 
 For each seed: Xavier weights and a batch of normal images, the gradients of every
 parameter for the summed softmax cross-entropy in minigluon float32 and float64, and
@@ -13,7 +13,13 @@ A ReLU input within float32 rounding of zero lands on either side of it, in eith
 framework; its gradient then changes by that element's whole output gradient, which
 moves the parameters' gradients by 1e-3 to 1e-1 of their largest entry. So both
 frameworks show such seeds; between them the two agree to about 1e-5. PyTorch is for
-the comparison only (``pip install -r benchmarks/requirements.txt``).
+the comparison only (``pip install -r benchmarks/requirements.txt``). ``--smoke`` runs
+one seed of batch 2 (the test suite's check that the script still works).
+
+Parameters are matched by their structural names (``features.1.0.body.0.weight``, as
+``save_parameters`` writes them), not by ``collect_params()``'s prefixed names
+(``resnetv10_stage1_conv0_weight``), which follow Gluon's block counters; the run stops
+if the twin leaves a trainable parameter out.
 """
 import argparse
 import os
@@ -22,6 +28,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def by_structural_name(net):
+    """{structural name: Parameter}: the path of each parameter from the root block,
+    which the twin below is written in; collect_params() keys the same Parameters by
+    prefixed names that depend on how many blocks were made before."""
+    paths = {id(p): path for path, p in net._collect_params_with_prefix().items()}
+    return {paths[id(p)]: p for p in net.collect_params().values()}
 
 
 def minigluon_gradients(net, x, y, dtype, relu_inputs):
@@ -33,11 +47,11 @@ def minigluon_gradients(net, x, y, dtype, relu_inputs):
                                                      nd.array(y, dtype=dtype))
     loss.backward()
     return {k: p.grad().asnumpy().astype(np.float64)
-            for k, p in net.collect_params().items() if p.grad_req != 'null'}
+            for k, p in by_structural_name(net).items() if p.grad_req != 'null'}
 
 
 def torch_gradients(weights, x, y, dtype, relu_inputs):
-    """The same network written with torch.nn.functional, parameters by minigluon name."""
+    """The same network written with torch.nn.functional, parameters by structural name."""
     import torch
     import torch.nn.functional as F
     P = {k: torch.tensor(v, dtype=dtype, requires_grad=True) for k, v in weights.items()}
@@ -78,7 +92,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--seeds', type=int, default=10)
     parser.add_argument('--batch-size', type=int, default=8)
+    parser.add_argument('--smoke', action='store_true',
+                        help='one seed of batch 2: does it run?')
     args = parser.parse_args()
+    if args.smoke:
+        args.seeds, args.batch_size = 1, 2
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -98,6 +116,9 @@ def main():
         return forward(xp, data, **kwargs)
     activation.forward = recording
 
+    print('%d images of 32x32 per seed; each column: the worst of the trainable parameters'
+          % args.batch_size)
+    compared = 0
     print('seed  mg32/mg64  torch32/torch64  mg32/torch32  mg64/torch64  flips mg  flips torch')
     for seed in range(args.seeds):
         mx.random.seed(seed)
@@ -107,7 +128,7 @@ def main():
         x = rng.standard_normal((args.batch_size, 3, 32, 32)).astype(np.float32)
         y = np.arange(args.batch_size) % 10
         net(nd.array(x))
-        weights = {k: p.data().asnumpy() for k, p in net.collect_params().items()}
+        weights = {k: p.data().asnumpy() for k, p in by_structural_name(net).items()}
         m32 = minigluon_gradients(net, x, y, 'float32', relu_inputs)
         r32 = list(relu_inputs)
         m64 = minigluon_gradients(net, x, y, 'float64', relu_inputs)
@@ -115,10 +136,16 @@ def main():
         t32 = torch_gradients(weights, x, y, torch.float32, relu_inputs)
         r32 = list(relu_inputs)
         t64 = torch_gradients(weights, x, y, torch.float64, relu_inputs)
+        if set(t32) != set(m32):  # worst() would skip what the twin left out
+            sys.exit('the PyTorch twin does not use the same trainable parameters: only '
+                     'minigluon has %s, only the twin %s'
+                     % (sorted(set(m32) - set(t32)), sorted(set(t32) - set(m32))))
         print('%4d  %9.1e  %15.1e  %12.1e  %12.1e  %8d  %11d' % (
             seed, worst(m32, m64), worst(t32, t64), worst(m32, t32), worst(m64, t64), flips,
             sign_changes(r32, relu_inputs)))
+        compared = len(t32)
     activation.forward = forward
+    print('trainable parameters compared per seed: %d, all of them' % compared)
 
 
 if __name__ == '__main__':

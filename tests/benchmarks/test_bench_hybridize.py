@@ -1,5 +1,6 @@
-"""benchmarks/bench_hybridize.py runs end to end at a tiny size, so it cannot rot; with
-MINIGLUON_MXNET_PYTHON set it also runs MXNet's hybridized step beside minigluon's."""
+"""benchmarks/bench_hybridize.py runs end to end at a tiny size (``--smoke``), so it
+cannot rot; with MINIGLUON_MXNET_PYTHON set it also runs MXNet's hybridized step beside
+minigluon's."""
 import json
 import os
 import subprocess
@@ -13,9 +14,7 @@ def test_bench_hybridize_prints_its_table_and_writes_json_at_a_tiny_size(tmp_pat
     env = dict(os.environ, PYTHONPATH=REPO, MINIGLUON_CPU_KERNELS='numpy')
     out = str(tmp_path / 'results.json')
     done = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'bench_hybridize.py'),
-                           '--batch-size', '2', '--units', '8', '--image-size', '4',
-                           '--mlp-steps', '2', '--resnet-steps', '1', '--warmup', '1',
-                           '--repeat', '1', '--json', out],
+                           '--smoke', '--json', out],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     with_mxnet = bool(os.environ.get('MINIGLUON_MXNET_PYTHON'))
@@ -27,6 +26,7 @@ def test_bench_hybridize_prints_its_table_and_writes_json_at_a_tiny_size(tmp_pat
     assert 'WARNING' not in done.stdout, done.stdout
     with open(out) as f:
         report = json.load(f)
+    assert report['settings']['batch_size'] == 2 and report['settings']['repeat'] == 1
     for model in ('mlp', 'resnet'):
         ratios = report['ratios'][model]
         assert ratios['hybridized/imperative speed'] > 0

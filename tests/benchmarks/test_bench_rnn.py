@@ -1,5 +1,5 @@
-"""benchmarks/bench_rnn.py runs end to end at a tiny size, so it cannot rot (PyTorch and
-MXNet beside it when they are there)."""
+"""benchmarks/bench_rnn.py runs end to end at a tiny size (``--smoke``), so it cannot rot
+(PyTorch and MXNet beside it when they are there)."""
 import importlib.util
 import json
 import os
@@ -14,9 +14,7 @@ def test_bench_rnn_prints_its_table_and_writes_json_at_a_tiny_size(tmp_path):
     out = str(tmp_path / 'results.json')
     torch = importlib.util.find_spec('torch') is not None
     done = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'bench_rnn.py'),
-                           '--threads', '1', '--hidden', '4', '--input-size', '3',
-                           '--seq-len', '3', '--batch-size', '2', '--steps', '1',
-                           '--warmup', '1', '--repeat', '1', '--json', out]
+                           '--smoke', '--threads', '1', '--json', out]
                           + (['--compare-torch'] if torch else []),
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -26,3 +24,4 @@ def test_bench_rnn_prints_its_table_and_writes_json_at_a_tiny_size(tmp_path):
     with open(out) as f:
         report = json.load(f)
     assert report['results']['1']['minigluon']['steps_timed'] == 1
+    assert report['settings']['hidden'] == 4 and report['settings']['seq_len'] == 3
