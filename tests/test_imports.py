@@ -280,4 +280,4 @@ def test_the_kernel_modules_are_found():
     # know the one there is
     assert {n for n, path in _modules().items() if _compiled_kernels(path)} == {
         'minigluon.ndarray.ops.conv_winograd_cpu', 'minigluon.ndarray.ops.normalization_cpu',
-        'minigluon.ndarray.ops.pooling_cpu', 'minigluon.ndarray.ops.updates_cpu'}
+        'minigluon.ndarray.ops.pooling_cpu'}  # (updates_cpu compiles lazily: it imports)

@@ -18,9 +18,7 @@ def run_role(cfg):
         return Scheduler(cfg).run()
     if cfg.role == 'server':
         from .server import Server
-        from ...ndarray.ops.updates import load_compiled
         _keep_freed_memory()
-        load_compiled()  # (here: the I/O thread must not import, see load_compiled)
         return Server(cfg).run()
     raise ConfigError('run_role: %r is not a scheduler or server role' % cfg.role)
 

@@ -79,3 +79,16 @@ def kernel(fn):
     """``fn`` compiled by numba without the GIL, cached on disk, bounds unchecked
     (callers pass arrays of the shapes the kernel's loops assume)."""
     return numba_module().njit(cache=True, nogil=True, boundscheck=False)(fn)
+
+
+def lazy_kernel(fn):
+    """``kernel(fn)`` made at its first call, so that importing the module defining it
+    imports no numba (see ``updates_cpu.py``)."""
+    compiled_fn = []
+
+    def call(*args):
+        if not compiled_fn:
+            compiled_fn.append(kernel(fn))
+        return compiled_fn[0](*args)
+    call.__name__, call.__doc__, call.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return call

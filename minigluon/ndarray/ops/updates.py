@@ -17,7 +17,7 @@ import functools
 
 from ... import backend
 from ..registry import register
-from . import compiled, host_threads
+from . import compiled, host_threads, updates_cpu
 
 NO_CLIP = -1.0
 
@@ -84,15 +84,6 @@ def sgd_step(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradien
         weight += mom
 
 
-def load_compiled():
-    """Import the compiled update kernels now, when they are on. A parameter server
-    updates weights on its I/O thread while its main thread is still inside ``import
-    minigluon`` (which serves the role, as MXNet's import does): an import on the I/O
-    thread then waits for the main thread's import lock forever."""
-    if compiled.enabled():
-        from . import updates_cpu  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
-
-
 def _compiled_sgd(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradient):
     """SGD with momentum by the compiled kernel (``updates_cpu.py``), its elements split
     over the host threads; False (nothing done) when it does not apply."""
@@ -100,7 +91,6 @@ def _compiled_sgd(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gr
     if not compiled.applies(xp, *arrays) or \
             any(a.dtype != weight.dtype or not a.flags.c_contiguous for a in arrays):
         return False
-    from . import updates_cpu
     w, g, m = (a.reshape(-1) for a in arrays)
     scalar = weight.dtype.type
     # the numpy path's scalars: Python floats, rounded to the weight's dtype at each step

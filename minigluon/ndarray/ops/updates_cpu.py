@@ -6,12 +6,18 @@ the same order (no multiply-add fused: numba compiles without fast-math), so wei
 come out bit for bit as numpy's path leaves them. ResNet-18's 11.7 million weights:
 50 ms per step on one core before.
 
-Only imported when ``compiled.enabled()``. Arrays are 1-D, C-contiguous, one dtype.
+Importing this module imports no numba: the kernel compiles at its first call
+(``compiled.lazy_kernel``). A parameter server applies updates on its I/O thread
+while its main thread may still be inside ``import minigluon`` (which serves the role,
+as MXNet's import does), and an import of a minigluon module on that thread would wait
+for the main thread's import lock forever; so ``updates.py`` imports this module up
+front, and a server whose optimizer never runs this kernel never loads numba.
+Arrays are 1-D, C-contiguous, one dtype.
 """
-from .compiled import kernel
+from .compiled import lazy_kernel
 
 
-@kernel
+@lazy_kernel
 def sgd_momentum(weight, grad, mom, lr, lrwd, momentum, rescale, bound):
     """``g = clip(rescale * grad)``; ``mom = momentum*mom - lrwd*w - lr*g; w += mom``."""
     for i in range(weight.shape[0]):
