@@ -4,7 +4,7 @@ Usage:
     python benchmarks/bench_resnet.py [--model resnet18_v1] [--image-size 32]
         [--batch-size 64] [--threads 1,2] [--steps 5] [--repeat R] [--compare-torch]
         [--mxnet-python PATH] [--gpus N] [--dtype float32|float16] [--tf32] [--profile]
-        [--smoke]
+        [--layers] [--smoke]
 
 One training step is forward, backward and an SGD-with-momentum update of a model-zoo
 ResNet on random float32 images: ``resnet18_v1(classes=10, thumbnail=True)`` at 32
@@ -18,7 +18,10 @@ PyTorch; ``--mxnet-python`` runs the same Gluon code under MXNet 1.9.1 (a Python
 ``mxnet`` installed, e.g. ``pip install mxnet==1.9.1 numpy==1.23.5`` in its own
 environment). The table gives each framework's images/s and peak RSS, and minigluon's
 speed against each. ``--profile`` times every op of the minigluon step, forward and
-backward apart, and prints a per-layer breakdown. ``--smoke`` runs everything at a
+backward apart, and prints a per-layer breakdown; ``--layers`` instead times each kind
+of ResNet layer at 224 pixels (the stem, max pooling, 3x3, strided and 1x1
+convolutions, BatchNorm with ReLU) alone, forward and backward, beside PyTorch's
+(``--compare-torch``), at each ``--threads``. ``--smoke`` runs everything at a
 tiny size (the test suite's check that the script still works).
 
 ``--dtype float16`` trains in mixed precision as each framework's users do: minigluon
@@ -328,11 +331,116 @@ def _device_name():
         return 'gpu (name unknown: %s)' % exc
 
 
+# ``--layers``: ResNet's layer kinds at 224 pixels, batch 16, each timed alone
+# (name, input shape (N, C, H, W), op, arguments)
+LAYERS = [
+    ('7x7 stride-2 stem convolution', (16, 3, 224, 224), 'conv', (64, 7, 2, 3)),
+    ('3x3 stride-2 max pooling', (16, 64, 112, 112), 'pool', (3, 2, 1)),
+    ('3x3 convolution, 64 channels, 56x56', (16, 64, 56, 56), 'conv', (64, 3, 1, 1)),
+    ('3x3 stride-2 convolution, 64 to 128', (16, 64, 56, 56), 'conv', (128, 3, 2, 1)),
+    ('1x1 stride-2 convolution, 64 to 128', (16, 64, 56, 56), 'conv', (128, 1, 2, 0)),
+    ('3x3 convolution, 512 channels, 7x7', (16, 512, 7, 7), 'conv', (512, 3, 1, 1)),
+    ('BatchNorm + ReLU, 64 channels, 56x56', (16, 64, 56, 56), 'bnrelu', ()),
+]
+
+
+def time_layers(framework, steps, smoke):
+    """Forward + backward ms of each of ``LAYERS`` alone (median of ``steps``), the
+    input's gradient included except for the stem's."""
+    import numpy as np
+    shrink = 8 if smoke else 1  # (--smoke: an eighth of each spatial size, batch 2)
+    out = {}
+    for name, shape, kind, arg in LAYERS:
+        shape = (2 if smoke else shape[0], shape[1]) + tuple(max(4, d // shrink)
+                                                             for d in shape[2:])
+        x = np.random.RandomState(0).standard_normal(shape).astype(np.float32)
+        run = (_torch_layer if framework == 'torch' else _minigluon_layer)(kind, arg, x,
+                                                                            name.startswith('7x7'))
+        run()
+        times = []
+        for _ in range(steps):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        out[name] = _median(times) * 1e3
+    return out
+
+
+def _minigluon_layer(kind, arg, x, is_stem):
+    sys.path.insert(0, os.path.dirname(HERE))
+    import numpy as np
+    from minigluon import autograd, nd
+    if is_stem:
+        data = nd.array(x)  # images as a data loader gives them
+    else:  # in the memory order a convolution writes its output, as inside the network
+        data = nd.array(np.moveaxis(x, 1, -1).copy()).transpose((0, 3, 1, 2))
+        data.attach_grad()
+    params = []
+    if kind == 'conv':
+        filters, k, stride, pad = arg
+        params = [nd.array(np.random.RandomState(1).standard_normal(
+            (filters, x.shape[1], k, k)).astype(np.float32) * 0.05)]
+        def layer(d):
+            return nd.Convolution(d, params[0], kernel=(k, k), stride=(stride, stride),
+                                  pad=(pad, pad), num_filter=filters, no_bias=True)
+    elif kind == 'pool':
+        k, stride, pad = arg
+        def layer(d):
+            return nd.Pooling(d, kernel=(k, k), stride=(stride, stride), pad=(pad, pad),
+                              pool_type='max')
+    else:
+        c = x.shape[1]
+        params = [nd.ones(c), nd.zeros(c)]
+        stats = [nd.zeros(c), nd.ones(c)]
+        def layer(d):
+            return nd.relu(nd.BatchNorm(d, params[0], params[1], *stats, fix_gamma=False))
+    for p in params:
+        p.attach_grad()
+
+    def run():
+        with autograd.record():
+            y = layer(data)
+        y.backward()
+        nd.waitall()
+    return run
+
+
+def _torch_layer(kind, arg, x, is_stem):
+    import torch
+    import torch.nn.functional as F
+    data = torch.tensor(x, requires_grad=not is_stem)
+    if kind == 'conv':
+        filters, k, stride, pad = arg
+        weight = torch.randn(filters, x.shape[1], k, k, requires_grad=True)
+        def layer(d):
+            return F.conv2d(d, weight, stride=stride, padding=pad)
+    elif kind == 'pool':
+        k, stride, pad = arg
+        def layer(d):
+            return F.max_pool2d(d, k, stride, pad)
+    else:
+        bn = torch.nn.BatchNorm2d(x.shape[1]).train()
+        def layer(d):
+            return torch.relu(bn(d))
+
+    def run():
+        y = layer(data)
+        y.backward(torch.ones_like(y))  # (minigluon's backward() seeds ones too)
+    return run
+
+
 LABELS = {'minigluon': 'minigluon', 'torch': 'torch', 'mxnet': 'mxnet'}
 THREAD_VARIABLES = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')
 
 
 def child(framework, args):
+    if args.layers:
+        if framework == 'torch':
+            import torch
+            if args.child_threads:
+                torch.set_num_threads(args.child_threads)
+        print(json.dumps({'layers_ms': time_layers(framework, args.steps, args.smoke)}))
+        return
     if framework == 'torch':
         result = run_torch(args.batch_size, args.steps, args.warmup, args.gpus, args.dtype,
                            args.tf32, args.model, args.image_size, args.classes,
@@ -355,6 +463,8 @@ def spawn(framework, args, threads):
            '--classes', str(args.classes)]
     if args.profile and framework == 'minigluon':
         cmd.append('--profile')
+    if args.layers:
+        cmd += ['--layers'] + (['--smoke'] if args.smoke else [])
     env = dict(os.environ)
     if threads:
         cmd += ['--child-threads', str(threads)]
@@ -378,6 +488,32 @@ def merge(runs, batch_size):
             'peak_rss_mb': max(r['peak_rss_mb'] for r in runs),
             'step_peak_over_setup_mb': max(r['step_peak_over_setup_mb'] for r in runs),
             'profile': runs[-1].get('profile')}
+
+
+def compare_layers(args):
+    """``--layers``: each framework's per-layer times at each thread count, side by side."""
+    frameworks = ['minigluon'] + (['torch'] if args.compare_torch else [])
+    threads = [int(t) for t in args.threads.split(',') if t.strip()] or [None]
+    times = {}
+    for _ in range(args.repeat):
+        for t in threads:
+            for fw in frameworks:
+                for name, ms in spawn(fw, args, t)['layers_ms'].items():
+                    times.setdefault((t, fw, name), []).append(ms)
+    print('ResNet layers at 224 pixels, batch 16%s, forward + backward alone, median of %d '
+          'step(s) per run, %d run(s); cpu: %s, %d cores'
+          % (' (--smoke: 2 images, an eighth of each size)' if args.smoke else '',
+             args.steps, args.repeat, cpu_model(), os.cpu_count()))
+    print('%-8s %-40s %14s %10s %8s' % ('threads', 'layer', 'minigluon ms', 'torch ms',
+                                         'speed'))
+    for t in threads:
+        for name, *_ in LAYERS:
+            mine = min(times[(t, 'minigluon', name)])
+            theirs = min(times[(t, 'torch', name)]) if 'torch' in frameworks else None
+            print('%-8s %-40s %14.1f %10s %8s' % (
+                t or os.environ.get('OMP_NUM_THREADS', '-'), name, mine,
+                '%.1f' % theirs if theirs else '-',
+                '%.2fx' % (theirs / mine) if theirs else ''))
 
 
 def cpu_model():
@@ -418,6 +554,9 @@ def main():
                              'the same load on a shared machine')
     parser.add_argument('--profile', action='store_true',
                         help='print a per-layer forward/backward breakdown of the minigluon step')
+    parser.add_argument('--layers', action='store_true',
+                        help='time each kind of ResNet layer at 224 pixels alone, forward and '
+                             'backward, against PyTorch (with --compare-torch)')
     parser.add_argument('--smoke', action='store_true',
                         help='tiny sizes (batch 2, one step, 32 or 64 pixels): does it run?')
     parser.add_argument('--child', choices=sorted(LABELS), help=argparse.SUPPRESS)
@@ -428,6 +567,8 @@ def main():
     if args.smoke:
         args.batch_size, args.steps, args.warmup, args.repeat = 2, 1, 0, 1
         args.image_size = 32 if args.image_size < 64 else 64
+    if args.layers:
+        return compare_layers(args)
     threads = [int(t) for t in args.threads.split(',') if t.strip()] or [None]
 
     frameworks = ['minigluon']

@@ -69,3 +69,15 @@ def test_torch_twins_have_the_model_zoos_parameters(model, thumbnail):
     theirs = sorted(tuple(p.shape) for p in twin.parameters())
     assert len(mine) == len(theirs)
     assert sum(int(np.prod(s)) for s in mine) == sum(int(np.prod(s)) for s in theirs)
+
+
+def test_layers_are_timed_alone_beside_pytorch():
+    out = _run('--layers', '--threads', '1', *(['--compare-torch'] if HAS_TORCH else []))
+    names = ['7x7 stride-2 stem convolution', '3x3 stride-2 max pooling',
+             '3x3 convolution, 64 channels, 56x56', '3x3 stride-2 convolution, 64 to 128',
+             '1x1 stride-2 convolution, 64 to 128', '3x3 convolution, 512 channels, 7x7',
+             'BatchNorm + ReLU, 64 channels, 56x56']
+    for name in names:
+        row = re.search(r'^1 +%s +([\d.]+) +([\d.]+|-)' % re.escape(name), out, re.M)
+        assert row and float(row.group(1)) > 0, (name, out)
+        assert (row.group(2) != '-') == HAS_TORCH, (name, out)
