@@ -176,15 +176,6 @@ def _image_blocks(xp, n, bytes_per_image, rows_per_image):
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
-def _sum_in_order(parts):
-    """The sum of per-chunk partial sums, first to last (the same for any thread count
-    that makes the same chunks)."""
-    total = parts[0]
-    for part in parts[1:]:
-        total += part
-    return total
-
-
 def _positions(out_sp):
     p = 1
     for o in out_sp:
@@ -326,8 +317,9 @@ class ConvKernel:
                     part = xp.matmul(dm.transpose(0, 2, 1), v)  # (16, F, C), over tiles
                     total = part if total is None else xp.add(total, part, out=total)
                 return total
-            return winograd.weight_grad(xp, _sum_in_order(host_threads.map_chunks(
-                tile_sums, _image_blocks(xp, n, 16 * tiles * c * xl.itemsize, tiles))))
+            parts = host_threads.map_chunks(
+                tile_sums, _image_blocks(xp, n, 16 * tiles * c * xl.itemsize, tiles))
+            return winograd.weight_grad(xp, host_threads.add_in_order(parts))
         k, positions = self.matrix.shape[1], _positions(out_sp)  # k = kernel * C/g
 
         def column_sums(chunk):
@@ -337,8 +329,8 @@ class ConvKernel:
                 part = xp.matmul(cols.transpose(0, 2, 1), _grouped_rows(dyl[lo:hi], g))
                 total = part if total is None else xp.add(total, part, out=total)
             return total
-        total = _sum_in_order(host_threads.map_chunks(column_sums, _image_blocks(
-            xp, n, positions * k * g * xl.itemsize, positions)))
+        total = host_threads.add_in_order(host_threads.map_chunks(
+            column_sums, _image_blocks(xp, n, positions * k * g * xl.itemsize, positions)))
         # (g, *kernel, C/g, F/g) -> (F, C/g, *kernel)
         dims = len(w_shape) - 2
         dw = total.reshape((g,) + tuple(w_shape[2:]) + (w_shape[1], w_shape[0] // g))

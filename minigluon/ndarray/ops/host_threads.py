@@ -200,19 +200,34 @@ def row_runs(rows, elements):
     return [(chunk[0], chunk[-1] + 1) for chunk in chunks(range(rows), count) if len(chunk)]
 
 
+def each_run(fn, rows, elements):
+    """``[fn(lo, hi) for (lo, hi) in row_runs(rows, elements)]``, the runs at once on the
+    host threads (compiled kernels and numpy's ufuncs let go of the GIL); results in
+    row order."""
+    return [result for chunk in map_chunks(lambda runs: [fn(lo, hi) for lo, hi in runs],
+                                           row_runs(rows, elements))
+            for result in chunk]
+
+
 def apply_rows(fn, out, *inputs):
     """``fn(*inputs, out)`` for a host array ``out`` and arrays of its shape (or
-    scalars), in runs of rows split over the host threads; numpy's ufuncs let go of the
-    GIL, so the runs go at once. Returns ``out``."""
+    scalars), in runs of rows split over the host threads. Returns ``out``."""
     if out.ndim == 0:
         fn(*inputs, out)
         return out
-
-    def run(runs):
-        for lo, hi in runs:
-            fn(*[a[lo:hi] if isinstance(a, np.ndarray) else a for a in inputs], out[lo:hi])
-    map_chunks(run, row_runs(out.shape[0], out.size))
+    each_run(lambda lo, hi: fn(*[a[lo:hi] if isinstance(a, np.ndarray) else a
+                                 for a in inputs], out[lo:hi]),
+             out.shape[0], out.size)
     return out
+
+
+def add_in_order(parts):
+    """The sum of per-chunk (or per-run) partial sums, first to last, into the first: it
+    does not depend on which thread computed which part."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
 
 
 def map_chunks(fn, items):

@@ -107,18 +107,13 @@ def _data_gradient(dy3, x3, mean, scale, centred_factor, shift, dx):
 
 
 def _each_run(fn, x3):
-    """``[fn(lo, hi) for each run]``, the runs on the host threads."""
-    return host_threads.map_chunks(lambda runs: [fn(lo, hi) for lo, hi in runs],
-                                   host_threads.row_runs(x3.shape[0], x3.size))
+    """``fn(lo, hi)`` for each run of ``x3``'s rows, on the host threads."""
+    return host_threads.each_run(fn, x3.shape[0], x3.size)
 
 
-def _add_runs(parts):
+def _add_runs(runs):
     """Per-run results (tuples of per-channel sums) added run after run."""
-    runs = [r for chunk in parts for r in chunk]
-    total = runs[0]
-    for part in runs[1:]:
-        total = tuple(a + b for a, b in zip(total, part))
-    return total
+    return tuple(host_threads.add_in_order(list(sums_of_one)) for sums_of_one in zip(*runs))
 
 
 def centred_squares(x3, mean):

@@ -175,9 +175,9 @@ def _compiled_max_pool(data, kernel, stride, pad, out_sp):
     best = np.empty(shape4, dtype=np.uint8)
     geometry = (kernel[1], stride[0], stride[1], pad[0], pad[1])
     lowest = np.finfo(data.dtype).min
-    host_threads.map_chunks(lambda runs: [pooling_cpu.max_pool_forward(
-        x4[lo:hi], kernel[0], *geometry, lowest, out4[lo:hi], best[lo:hi])
-        for lo, hi in runs], host_threads.row_runs(x4.shape[0], x4.size))
+    host_threads.each_run(lambda lo, hi: pooling_cpu.max_pool_forward(
+        x4[lo:hi], kernel[0], *geometry, lowest, out4[lo:hi], best[lo:hi]),
+        x4.shape[0], x4.size)
 
     def backward(dy):
         if channels_last:
@@ -186,9 +186,8 @@ def _compiled_max_pool(data, kernel, stride, pad, out_sp):
         else:
             dy4 = np.ascontiguousarray(dy).reshape(shape4)
             grad4 = np.zeros((n * c, height, width, 1), dtype=dy.dtype)
-        host_threads.map_chunks(lambda runs: [pooling_cpu.max_pool_backward(
-            dy4[lo:hi], best[lo:hi], *geometry, grad4[lo:hi]) for lo, hi in runs],
-            host_threads.row_runs(grad4.shape[0], grad4.size))
+        host_threads.each_run(lambda lo, hi: pooling_cpu.max_pool_backward(
+            dy4[lo:hi], best[lo:hi], *geometry, grad4[lo:hi]), grad4.shape[0], grad4.size)
         return (grad4.transpose(0, 3, 1, 2) if channels_last else
                 grad4.reshape(n, c, height, width),)
     if channels_last:

@@ -96,9 +96,8 @@ def _compiled_sgd(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gr
     # the numpy path's scalars: Python floats, rounded to the weight's dtype at each step
     args = (scalar(lr), scalar(lr * wd), scalar(momentum), scalar(rescale_grad),
             scalar(clip_gradient))
-    host_threads.map_chunks(lambda runs: [updates_cpu.sgd_momentum(
-        w[lo:hi], g[lo:hi], m[lo:hi], *args) for lo, hi in runs],
-        host_threads.row_runs(w.shape[0], w.shape[0]))
+    host_threads.each_run(lambda lo, hi: updates_cpu.sgd_momentum(
+        w[lo:hi], g[lo:hi], m[lo:hi], *args), w.shape[0], w.shape[0])
     return True
 
 
