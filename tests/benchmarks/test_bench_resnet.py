@@ -6,31 +6,21 @@ BLAS: 20 s for one tiny step here); tools/gpu_check.sh runs them."""
 import importlib.util
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(REPO, 'benchmarks', 'bench_resnet.py')
 HAS_TORCH = importlib.util.find_spec('torch') is not None
 
 
-def _run(*flags):
-    env = dict(os.environ, PYTHONPATH=REPO)
-    done = subprocess.run([sys.executable, SCRIPT, '--smoke'] + list(flags),
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
-def test_thumbnail_table_and_profile_at_one_and_two_threads():
+def test_thumbnail_table_and_profile_at_one_and_two_threads(smoke):
     # (PyTorch beside it in the next test: one thread count is enough to check its rows)
     mxnet = os.environ.get('MINIGLUON_MXNET_PYTHON')
     flags = ['--profile', '--tf32', '--threads', '1,2']
     flags += ['--mxnet-python', mxnet] if mxnet else []
-    out = _run(*flags)
+    out = smoke('bench_resnet.py', *flags)
     assert 'resnet18_v1(classes=10, thumbnail=True) at 32 pixels, batch 2, float32 (TF32), ' \
         'cpu: ' in out, out
     frameworks = ['minigluon'] + (['mxnet'] if mxnet else [])
@@ -41,8 +31,8 @@ def test_thumbnail_table_and_profile_at_one_and_two_threads():
     assert re.search(r'^Convolution 2x64x32x32 64x64x3x3 s1,1 +4 ', out, re.M), out
 
 
-def test_imagenet_stem_runs_at_its_smoke_size():
-    out = _run('--model', 'resnet18_v1', '--image-size', '224', '--classes', '1000',
+def test_imagenet_stem_runs_at_its_smoke_size(smoke):
+    out = smoke('bench_resnet.py', '--model', 'resnet18_v1', '--image-size', '224', '--classes', '1000',
                *(['--compare-torch'] if HAS_TORCH else []))
     assert 'resnet18_v1(classes=1000) at 64 pixels, batch 2' in out, out
     rows = re.findall(r'^\S+ +(minigluon|torch) +([\d.]+) ', out, re.M)
@@ -71,8 +61,8 @@ def test_torch_twins_have_the_model_zoos_parameters(model, thumbnail):
     assert sum(int(np.prod(s)) for s in mine) == sum(int(np.prod(s)) for s in theirs)
 
 
-def test_layers_are_timed_alone_beside_pytorch():
-    out = _run('--layers', '--threads', '1', *(['--compare-torch'] if HAS_TORCH else []))
+def test_layers_are_timed_alone_beside_pytorch(smoke):
+    out = smoke('bench_resnet.py', '--layers', '--threads', '1', *(['--compare-torch'] if HAS_TORCH else []))
     names = ['7x7 stride-2 stem convolution', '3x3 stride-2 max pooling',
              '3x3 convolution, 64 channels, 56x56', '3x3 stride-2 convolution, 64 to 128',
              '1x1 stride-2 convolution, 64 to 128', '3x3 convolution, 512 channels, 7x7',
