@@ -3,8 +3,8 @@
 numpy runs a chain of elementwise steps as one pass over memory per step; a kernel
 compiled by numba does the chain in one pass, which is what the Winograd transforms
 (conv_winograd_cpu.py), BatchNorm (normalization_cpu.py), max pooling
-(pooling_cpu.py) and the LSTM's gates (rnn_cpu.py) need to stop being memory-bound.
-numba is a dependency of minigluon; where it does not import (a numba built for
+(pooling_cpu.py), the SGD update (updates_cpu.py) and the LSTM's gates (rnn_cpu.py)
+need to stop being memory-bound. numba is a dependency of minigluon; where it does not import (a numba built for
 another numpy), every operator keeps its numpy path.
 
 ``MINIGLUON_CPU_KERNELS`` chooses, read once per process:
