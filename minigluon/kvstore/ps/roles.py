@@ -18,7 +18,9 @@ def run_role(cfg):
         return Scheduler(cfg).run()
     if cfg.role == 'server':
         from .server import Server
+        from ...ndarray.ops.updates import warm_up
         _keep_freed_memory()
+        warm_up()  # (before serving: not on the I/O thread that sends heartbeats)
         return Server(cfg).run()
     raise ConfigError('run_role: %r is not a scheduler or server role' % cfg.role)
 

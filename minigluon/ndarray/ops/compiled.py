@@ -91,4 +91,5 @@ def lazy_kernel(fn):
             compiled_fn.append(kernel(fn))
         return compiled_fn[0](*args)
     call.__name__, call.__doc__, call.__wrapped__ = fn.__name__, fn.__doc__, fn
+    call.compiled = compiled_fn  # (empty until the first call)
     return call

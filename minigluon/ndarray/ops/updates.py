@@ -15,6 +15,8 @@ default) turns it off. ``rescaled_grad`` is that rule.
 """
 import functools
 
+import numpy as np
+
 from ... import backend
 from ..registry import register
 from . import compiled, host_threads, updates_cpu
@@ -82,6 +84,17 @@ def sgd_step(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradien
         mom -= lr * wd * weight
         mom -= lr * g
         weight += mom
+
+
+def warm_up():
+    """Compile the SGD kernel for float32 now (or load it from numba's cache), when the
+    compiled kernels are on. A parameter server applies updates on its I/O thread, which
+    also sends its heartbeats: a first compile there took seconds on a loaded machine,
+    long enough for the scheduler to declare the server dead."""
+    if compiled.enabled():
+        weight = np.zeros(1, np.float32)
+        updates_cpu.sgd_momentum(weight, weight.copy(), weight.copy(),
+                                 *(np.float32(0),) * 5)
 
 
 def _compiled_sgd(xp, weight, grad, mom, lr, wd, momentum, rescale_grad, clip_gradient):

@@ -58,3 +58,29 @@ def test_a_server_served_by_import_runs_the_compiled_update():
         mom = mom * np.float32(0.9) - np.float32(0.1 * 0.01) * w - np.float32(0.1) * g
         w = w + mom
     np.testing.assert_allclose(got, w[[0, 1, 999]], rtol=1e-6)
+
+
+SERVE_AND_LOOK = '''
+import os, sys
+from minigluon.kvstore.ps import roles, server
+from minigluon.kvstore.ps.config import Config
+from minigluon.ndarray.ops import compiled, updates_cpu
+server.Server.run = lambda self: print('compiled when serving:',
+                                       bool(updates_cpu.sgd_momentum.compiled),
+                                       'kernels on:', compiled.enabled())
+os.environ['DMLC_ROLE'] = 'server'  # (after the imports: importing minigluon would serve it)
+sys.exit(roles.run_role(Config.from_env()))
+'''
+
+
+def test_a_server_has_the_sgd_kernel_compiled_before_it_serves():
+    """Compiling it at the first update would be on the I/O thread that sends the
+    heartbeats: seconds on a loaded machine, and the scheduler declared the server dead
+    (tests/kvstore/test_dist_failures.py, with a 4 s heartbeat timeout)."""
+    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE='worker', DMLC_PS_ROOT_URI='127.0.0.1',
+               DMLC_PS_ROOT_PORT='1', DMLC_NUM_SERVER='1', DMLC_NUM_WORKER='1',
+               MINIGLUON_PS_SECRET='s' * 32)
+    done = subprocess.run([sys.executable, '-c', SERVE_AND_LOOK], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'compiled when serving: True kernels on: True' in done.stdout, done.stdout
