@@ -6,13 +6,13 @@ work around them (Winograd's transforms, im2col) runs on one core. So a layer's 
 of images are split into one contiguous chunk per thread, and each thread runs its
 chunk whole, transforms and GEMMs, with a one-threaded BLAS.
 
-The BLAS stays one-threaded from the first split on (a process that never splits, an
-LSTM alone, keeps it as it was). Switching it back and forth
-around each layer does not work: OpenBLAS's idle threads spin for about 0.1 s after
-each multi-threaded call, on the cores the split needs (ResNet-18 at 224 px on 2 cores:
-2.5 s per step unsplit, 2.8 switched, 2.2 split with the BLAS left at one thread).
-Ops whose work does not split by images (the recurrent products of ``RNN``) take the
-BLAS's threads back for their duration (``blas_threads``).
+The BLAS stays one-threaded from the first split on (a process that never splits
+keeps it as it was). Switching it back and forth around each layer does not work:
+OpenBLAS's idle threads spin for about 0.1 s after each multi-threaded call, on the
+cores the split needs (ResNet-18 at 224 px on 2 cores: 2.5 s per step unsplit, 2.8
+switched, 2.2 split with the BLAS left at one thread). Work whose parts depend on each
+other (the time steps of stacked recurrent layers, ``RNN``) runs as tasks that wait for
+the ones they need (``run_tasks``).
 
 The thread count is the BLAS's own when first asked (``OMP_NUM_THREADS`` or
 ``OPENBLAS_NUM_THREADS`` as the process was started with), or
@@ -23,6 +23,7 @@ thread it is on.
 """
 import ctypes
 import glob
+import heapq
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -82,7 +83,6 @@ class _State:
         self.pool = None
         self.lock = threading.Lock()
         self.lowered = False  # the BLAS made one-threaded (at the first split)
-        self.raised = 0  # callers inside blas_threads
 
 
 _state = _State()
@@ -112,8 +112,7 @@ def _lower_blas():
     with state.lock:
         if not state.lowered:
             state.lowered = True
-            if state.raised == 0:
-                state.blas.set(1)
+            state.blas.set(1)
 
 
 def threads():
@@ -155,26 +154,6 @@ def _pool():
         _state.pool = ThreadPoolExecutor(_state.threads, thread_name_prefix='minigluon-host',
                                          initializer=_enter_worker)
     return _state.pool
-
-
-class blas_threads:  # pylint: disable=invalid-name
-    """A ``with`` block in which numpy's BLAS has all the host threads again, for ops
-    whose GEMMs do not split by images (nested and concurrent blocks share one switch;
-    the last to leave makes it one-threaded again)."""
-
-    def __enter__(self):
-        state = self.state = _state  # (a fork in between resets the module's)
-        with state.lock:
-            if state.lowered and state.raised == 0:
-                state.blas.set(state.threads)
-            state.raised += 1
-
-    def __exit__(self, *exc):
-        state = self.state
-        with state.lock:
-            state.raised -= 1
-            if state.lowered and state.raised == 0:
-                state.blas.set(1)
 
 
 def chunks(items, count):
@@ -221,6 +200,20 @@ def apply_rows(fn, out, *inputs):
     return out
 
 
+def matmul(a, b):
+    """``a @ b`` for 2-D host arrays. Once the BLAS is one-threaded (after the first
+    split), runs of ``a``'s rows go to the host threads, so a layer's large GEMM (a
+    language model's decoder) still uses every core; before, the BLAS's own threads do."""
+    if not _state.lowered or a.ndim != 2 or b.ndim != 2:
+        return np.matmul(a, b)
+    out = np.empty((a.shape[0], b.shape[1]), dtype=np.result_type(a, b))
+    # weighed as 1024 multiply-adds to an element pass: products of 64 million
+    # multiply-adds (a millisecond) and up split; an MLP's 64x256x256 ran slower split
+    each_run(lambda lo, hi: np.matmul(a[lo:hi], b, out=out[lo:hi]), a.shape[0],
+             out.size * a.shape[1] // 1024)
+    return out
+
+
 def add_in_order(parts):
     """The sum of per-chunk (or per-run) partial sums, first to last, into the first: it
     does not depend on which thread computed which part."""
@@ -240,3 +233,91 @@ def map_chunks(fn, items):
     if not _state.lowered:
         _lower_blas()
     return list(_pool().map(fn, chunks(items, count)))
+
+
+class _TaskGraph:
+    """The state of ``run_tasks``: what each task waits for, the ready tasks by
+    priority, and the first error raised."""
+
+    def __init__(self, tasks):
+        self.fns = [task[0] for task in tasks]
+        self.waiting = [0] * len(tasks)
+        self.after = [[] for _ in tasks]
+        for i, (_, deps, _) in enumerate(tasks):
+            for dep in set(deps):
+                self.waiting[i] += 1
+                self.after[dep].append(i)
+        self.ready = [(tasks[i][2], i) for i, w in enumerate(self.waiting) if w == 0]
+        heapq.heapify(self.ready)
+        self.priority = [task[2] for task in tasks]
+        self.left = len(tasks)
+        self.running = 0
+        self.cond = threading.Condition()
+        self.error = None
+
+    def _done(self, i):
+        self.left -= 1
+        for j in self.after[i]:
+            self.waiting[j] -= 1
+            if self.waiting[j] == 0:
+                heapq.heappush(self.ready, (self.priority[j], j))
+
+    def run_here(self):
+        """Every task on the calling thread, in an order its dependencies allow."""
+        while self.ready:
+            _, i = heapq.heappop(self.ready)
+            self.fns[i]()
+            self._done(i)
+        if self.left:
+            raise MXNetError('run_tasks: the tasks\' dependencies form a cycle')
+
+    def work(self):
+        """One thread's loop: take the ready task of lowest priority value, run it."""
+        cond = self.cond
+        while True:
+            with cond:
+                # (none ready, none running, some left: a cycle, which must not hang)
+                while not self.ready and self.left and self.running and self.error is None:
+                    cond.wait()
+                if not self.ready or self.error is not None:
+                    cond.notify_all()
+                    return
+                _, i = heapq.heappop(self.ready)
+                self.running += 1
+            try:
+                self.fns[i]()
+            except BaseException as exc:  # pylint: disable=broad-except
+                with cond:
+                    self.running -= 1
+                    self.error = self.error or exc
+                    cond.notify_all()
+                return
+            with cond:
+                self.running -= 1
+                self._done(i)
+                cond.notify_all()
+
+
+def run_tasks(tasks):
+    """Run ``tasks``, a list of ``(fn, deps, priority)``, on the host threads at once:
+    each ``fn()`` once, after the tasks whose indices are in ``deps`` have finished;
+    among the tasks ready to run, the lowest ``priority`` (then the lowest index) first.
+    For work whose parts depend on each other, such as the time steps of stacked
+    recurrent layers. Each task must write places of its own: which thread runs which
+    task, and when, varies. The first error a task raises is raised here, once the
+    tasks already running have ended."""
+    if not tasks:
+        return
+    graph = _TaskGraph(tasks)
+    count = threads()
+    if count <= 1 or len(tasks) < 2 or getattr(_local, 'inside', False):
+        graph.run_here()
+        return
+    if not _state.lowered:
+        _lower_blas()
+    for future in [_pool().submit(graph.work) for _ in range(count)]:
+        future.result()
+    if graph.error is not None:
+        raise graph.error
+    if graph.left:
+        raise MXNetError('run_tasks: the tasks\' dependencies form a cycle')

@@ -9,7 +9,7 @@ from ...base import MXNetError
 from ..accumulate import sum_over
 from ..generator import uniform01
 from ..registry import register, shape_rule
-from . import elemwise
+from . import elemwise, host_threads
 
 
 @register('FullyConnected', num_inputs=3)
@@ -24,7 +24,8 @@ def fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False,
     if weight.shape != (num_hidden, x.shape[1]):
         raise MXNetError('FullyConnected: weight shape %s does not fit data %s (expected (%d, %d))'
                          % (weight.shape, data.shape, num_hidden, x.shape[1]))
-    out = xp.matmul(x, weight.T)
+    product = host_threads.matmul if xp is np else xp.matmul
+    out = product(x, weight.T)
     use_bias = bias is not None and not no_bias
     if use_bias:
         out += bias
@@ -32,7 +33,7 @@ def fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False,
 
     def backward(dy):
         dy2 = dy.reshape(-1, num_hidden)
-        return (xp.matmul(dy2, weight).reshape(data.shape), xp.matmul(dy2.T, x),
+        return (product(dy2, weight).reshape(data.shape), product(dy2.T, x),
                 sum_over(xp, dy2, (0,)) if use_bias else None)
     return out.reshape(out_shape), backward
 

@@ -151,6 +151,7 @@ class _Config:
                                  'given together with min <= max, got %r and %r'
                                  % (clip_min, clip_max))
             self.clip = (float(clip_min), float(clip_max), bool(clip_nan))
+        self.masked = False  # sequence lengths given (set by the op)
         self.slots, self.size = param_layout(mode, self.layers, self.input_size, self.hidden,
                                              bidirectional, self.proj)
 
@@ -221,15 +222,15 @@ def _forward_simple(xp, cfg, w, gx, hs, h, order, valid):
     return {}, h, None
 
 
-def _forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid, cs, tcs, hfull, kernels):
+def _forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid, cs, tcs, hfull, masks, kernels):
     hid = cfg.hidden
+    batch = h.shape[0]
     wh_t = w['wh'].T
     wr_t = w['wr'].T if cfg.proj else None
     clip = cfg.clip
-    masks = xp.empty(cs.shape, dtype=bool) if clip else None
-    tmp = xp.empty((cfg.batch, hid), dtype=gx.dtype)
-    gh = xp.empty((cfg.batch, 4 * hid), dtype=gx.dtype)
-    recurrent = _RowsGemm(xp, wh_t, cfg.batch, gx.dtype)
+    tmp = xp.empty((batch, hid), dtype=gx.dtype)
+    gh = xp.empty((batch, 4 * hid), dtype=gx.dtype)
+    recurrent = _RowsGemm(xp, wh_t, batch, gx.dtype)
     for t in order:
         g = gx[t]
         recurrent(h, gh)
@@ -263,14 +264,13 @@ def _forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid, cs, tcs, hfull, kernel
             xp.matmul(hfull[t], wr_t, out=hs[t])
         _carry(xp, valid, t, hs[t], h)
         h, c = hs[t], cs[t]
-    return {'masks': masks}, h, c
 
 
 def _forward_gru(xp, cfg, w, gx, hs, h, order, valid, ghn):
     hid = cfg.hidden
     wh_t = w['wh'].T
     bhn = w['bh'][2 * hid:]
-    gh = xp.empty((cfg.batch, 3 * hid), dtype=gx.dtype)
+    gh = xp.empty((h.shape[0], 3 * hid), dtype=gx.dtype)
     for t in order:
         g = gx[t]
         xp.matmul(h, wh_t, out=gh)
@@ -286,7 +286,6 @@ def _forward_gru(xp, cfg, w, gx, hs, h, order, valid, ghn):
         hs[t] += n
         _carry(xp, valid, t, hs[t], h)
         h = hs[t]
-    return {}, h, None
 
 
 # ---- one direction of one layer, backward ----
@@ -336,11 +335,12 @@ def _backward_lstm(xp, cfg, w, saved, dy, dh, dc, order, step, valid, dg, dr, ke
     gates, cs, tcs, c0 = saved['gates'], saved['cs'], saved['tcs'], saved['c0']
     masks = saved['masks']
     wh = w['wh']
-    recurrent = _RowsGemm(xp, wh, cfg.batch, dg.dtype)
+    batch = dh.shape[0]
+    recurrent = _RowsGemm(xp, wh, batch, dg.dtype)
     wr = w['wr'] if cfg.proj else None
-    tmp = xp.empty((cfg.batch, hid), dtype=dg.dtype)
-    tmp2 = xp.empty((cfg.batch, 2 * hid), dtype=dg.dtype) if kernels is None else None
-    dhf = xp.empty((cfg.batch, hid), dtype=dg.dtype) if cfg.proj else None
+    tmp = xp.empty((batch, hid), dtype=dg.dtype)
+    tmp2 = xp.empty((batch, 2 * hid), dtype=dg.dtype) if kernels is None else None
+    dhf = xp.empty((batch, hid), dtype=dg.dtype) if cfg.proj else None
     for t in order:
         keep_h = _add_step_grad(dh, dy[t], None if valid is None else valid[t])
         if valid is not None:
@@ -398,7 +398,7 @@ def _backward_gru(xp, cfg, w, saved, dy, dh, order, step, valid, dg, dxn):
     hid = cfg.hidden
     gates, hs, h0, ghn = saved['gates'], saved['hs'], saved['h0'], saved['ghn']
     wh = w['wh']
-    tmp = xp.empty((cfg.batch, hid), dtype=dg.dtype)
+    tmp = xp.empty((dh.shape[0], hid), dtype=dg.dtype)
     for t in order:
         keep = _add_step_grad(dh, dy[t], None if valid is None else valid[t])
         g, d = gates[t], dg[t]
@@ -429,7 +429,22 @@ def _backward_gru(xp, cfg, w, saved, dy, dh, order, step, valid, dg, dxn):
     return dh, None
 
 
-# ---- the op ----
+# ---- the op: its work as tasks over time chunks and batch parts ----
+#
+# On the host with several threads, each layer and direction's time steps are cut into
+# chunks, and the batch into one part per thread (samples never mix in a recurrence):
+# a chunk's input projection is one task, its steps for one part another, so a layer
+# starts on its first chunk as soon as the layer below has finished that chunk, and the
+# parts run side by side, each thread with a one-threaded BLAS (``host_threads``). The
+# weights' gradients are one GEMM each over all steps, tasks of their own. With one
+# thread, or on a GPU, there is one chunk and one part: the whole-sequence GEMMs.
+
+# Rows of a chunk's input projection (steps times batch) aimed at: fewer rows make
+# GEMMs slower per row, more make the next layer wait longer for its first chunk.
+CHUNK_ROWS = 128
+# Samples per batch part at least: fewer make the per-step products slower per row.
+PART_ROWS = 8
+
 
 def _weights(cfg, flat, index):
     """The weights and biases of one layer and direction: views of ``flat``."""
@@ -452,49 +467,150 @@ def _kernels(xp, cfg, data):
     return rnn_cpu
 
 
-def _input_projection(xp, cfg, w, x2):
-    """``x W_x^T`` plus the biases that add to it (GRU: all but the n block of b_h), for
-    every step at once: ``(T, N, G*H)``, C-contiguous."""
-    hid = cfg.hidden
+def _splits(xp, cfg):
+    """``(chunks, parts)``: the time steps as ``[(start, stop)]`` and the batch as
+    ``[(lo, hi)]``. The batch is split only when the layers and directions give fewer
+    chains of steps than there are threads: a step's product with half the batch takes
+    more than half the time (the whole recurrent weight is read either way)."""
+    count = host_threads.threads() if xp is np else 1
+    if count <= 1 or cfg.steps == 0:
+        return [(0, cfg.steps)], [(0, cfg.batch)]
+    per = max(1, -(-CHUNK_ROWS // max(cfg.batch, 1)))
+    chunks = [(a, min(a + per, cfg.steps)) for a in range(0, cfg.steps, per)]
+    split = min(-(-count // (cfg.layers * cfg.dirs)), max(1, cfg.batch // PART_ROWS))
+    parts = [(run[0], run[-1] + 1) for run in host_threads.chunks(range(cfg.batch), split)]
+    return chunks, parts
+
+
+class _Tasks:
+    """The op's tasks for ``host_threads.run_tasks``; ``add`` returns a task's index."""
+
+    def __init__(self):
+        self.list = []
+
+    def add(self, fn, deps, priority, *args):
+        self.list.append((lambda: fn(*args), list(deps), priority))
+        return len(self.list) - 1
+
+    def run(self):
+        host_threads.run_tasks(self.list)
+
+
+def _in_order(chunks, backward_in_time):
+    """The chunks' indices in the order their steps are processed."""
+    indices = range(len(chunks))
+    return list(reversed(indices)) if backward_in_time else list(indices)
+
+
+def _project(xp, cfg, saved, x2, start, stop):
+    """Steps ``start:stop`` of ``x W_x^T`` plus the biases that add to it (GRU: all but
+    the n block of b_h) into the gates buffer."""
+    rows = slice(start * cfg.batch, stop * cfg.batch)
+    out = saved['gates'].reshape(-1, saved['gates'].shape[2])[rows]
+    xp.matmul(x2[rows], saved['w']['wx'].T, out=out)
+    out += saved['bias']
+
+
+def _forward_steps(xp, cfg, saved, chunk, part, reverse, valid, y, sl, kernels):
+    """One part of the batch through one chunk of steps, its outputs into ``y[..., sl]``."""
+    (start, stop), rows = chunk, slice(*part)
+    order = range(stop - 1, start - 1, -1) if reverse else range(start, stop)
+    before = stop if reverse else start - 1
+    first = not 0 <= before < cfg.steps
+    hs = saved['hs'][:, rows]
+    h = saved['h0'][rows] if first else hs[before]
+    w, gx = saved['w'], saved['gates'][:, rows]
+    valid_part = valid[:, rows] if valid is not None else None
+    if cfg.mode == 'lstm':
+        cs = saved['cs'][:, rows]
+        c = saved['c0'][rows] if first else cs[before]
+        masks, hfull = saved['masks'], saved['hfull']
+        _forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid_part, cs,
+                      saved['tcs'][:, rows], hfull[:, rows] if hfull is not None else None,
+                      masks[:, rows] if masks is not None else None, kernels)
+    elif cfg.mode == 'gru':
+        _forward_gru(xp, cfg, w, gx, hs, h, order, valid_part, saved['ghn'][:, rows])
+    else:
+        _forward_simple(xp, cfg, w, gx, hs, h, order, valid_part)
+    if saved['hs'] is not y:
+        steps = slice(start, stop)
+        if valid is not None:
+            xp.multiply(hs[steps], valid_part[steps], out=y[steps, rows, sl])
+        else:
+            y[steps, rows, sl] = hs[steps]
+
+
+def _apply_mask(xp, y, mask, out, start, stop):
+    """Steps ``start:stop`` of the next layer's input: this layer's output, dropped out."""
+    xp.multiply(y[start:stop], mask[start:stop], out=out[start:stop])
+
+
+def _direction_buffers(xp, cfg, w, h0, c0, y, dtype):
+    """What one direction of one layer computes forward, which backward reads."""
+    steps, batch, hid = cfg.steps, cfg.batch, cfg.hidden
     bias = w['bx'] + w['bh']
     if cfg.mode == 'gru':  # the reset gate scales W_hn h + b_hn: b_hn is added per step
         bias[2 * hid:] = w['bx'][2 * hid:]
-    gx = xp.matmul(x2, w['wx'].T)
-    gx += bias
-    return gx.reshape(cfg.steps, cfg.batch, -1)
-
-
-def _forward_direction(xp, cfg, w, x2, h0, c0, reverse, valid, y, sl, kernels):
-    """One direction of one layer: writes its outputs into ``y[:, :, sl]``; returns what
-    backward needs and the final states."""
-    steps, batch, hid, out_size = cfg.steps, cfg.batch, cfg.hidden, cfg.out
-    dtype = y.dtype
-    gx = _input_projection(xp, cfg, w, x2)
     # the states in a buffer of their own when y's slice is strided or gets masked
-    own = cfg.dirs > 1 or valid is not None
-    hs = xp.empty((steps, batch, out_size), dtype=dtype) if own else y
-    order = range(steps - 1, -1, -1) if reverse else range(steps)
-    saved = {'gates': gx, 'hs': hs, 'h0': h0, 'w': w}
-    c = None
+    own = y.shape[2] != cfg.out or cfg.masked
+    saved = {'w': w, 'bias': bias, 'h0': h0, 'c0': c0,
+             'gates': xp.empty((steps, batch, cfg.gates * hid), dtype=dtype),
+             'hs': xp.empty((steps, batch, cfg.out), dtype=dtype) if own else y}
     if cfg.mode == 'lstm':
-        cs = xp.empty((steps, batch, hid), dtype=dtype)
-        tcs = xp.empty_like(cs)
-        hfull = xp.empty_like(cs) if cfg.proj else None
-        extra, h, c = _forward_lstm(xp, cfg, w, gx, hs, h0, c0, order, valid, cs, tcs, hfull,
-                                    kernels)
-        saved.update(cs=cs, tcs=tcs, hfull=hfull, c0=c0)
+        saved['cs'] = xp.empty((steps, batch, hid), dtype=dtype)
+        saved['tcs'] = xp.empty_like(saved['cs'])
+        saved['hfull'] = xp.empty_like(saved['cs']) if cfg.proj else None
+        saved['masks'] = xp.empty(saved['cs'].shape, dtype=bool) if cfg.clip else None
     elif cfg.mode == 'gru':
-        ghn = xp.empty((steps, batch, hid), dtype=dtype)
-        extra, h, _ = _forward_gru(xp, cfg, w, gx, hs, h0, order, valid, ghn)
-        saved['ghn'] = ghn
-    else:
-        extra, h, _ = _forward_simple(xp, cfg, w, gx, hs, h0, order, valid)
-    saved.update(extra)
-    if valid is not None:
-        xp.multiply(hs, valid, out=y[:, :, sl])
-    elif own:
-        y[:, :, sl] = hs
-    return saved, h, c
+        saved['ghn'] = xp.empty((steps, batch, hid), dtype=dtype)
+    return saved
+
+
+def _forward(xp, cfg, data, parameters, state, state_cell, valid, kernels, training):
+    """Every layer forward: ``(output, hy, cy, layers)``, ``layers`` holding per layer
+    what backward needs."""
+    chunks, parts = _splits(xp, cfg)
+    tasks = _Tasks()
+    dtype, out_size = data.dtype, cfg.out
+    layers, x, below = [], data, [[] for _ in chunks]  # below: tasks finishing x per chunk
+    for layer in range(cfg.layers):
+        x2 = x.reshape(-1, x.shape[2])
+        y = xp.empty((cfg.steps, cfg.batch, cfg.dirs * out_size), dtype=dtype)
+        record = {'x2': x2, 'dirs': [], 'mask': None}
+        done = [[] for _ in chunks]
+        for d in range(cfg.dirs):
+            index = layer * cfg.dirs + d
+            saved = _direction_buffers(xp, cfg, _weights(cfg, parameters, index), state[index],
+                                       state_cell[index] if state_cell is not None else None,
+                                       y, dtype)
+            sl = slice(d * out_size, (d + 1) * out_size)
+            last = [None] * len(parts)
+            for wave, k in enumerate(_in_order(chunks, d == 1), start=layer):
+                projected = tasks.add(_project, below[k], 4 * wave, xp, cfg, saved, x2,
+                                      *chunks[k])
+                for j, part in enumerate(parts):
+                    deps = [projected] + ([last[j]] if last[j] is not None else [])
+                    last[j] = tasks.add(_forward_steps, deps, 4 * wave + 1, xp, cfg, saved,
+                                        chunks[k], part, d == 1, valid, y, sl, kernels)
+                    done[k].append(last[j])
+            record['dirs'].append(saved)
+        if training and layer < cfg.layers - 1:
+            mask = record['mask'] = _dropout_mask(xp, cfg, y.shape, dtype)
+            x = xp.empty_like(y)
+            below = [[tasks.add(_apply_mask, done[k], 4 * (layer + k) + 2, xp, y, mask, x,
+                                *chunks[k])] for k in range(len(chunks))]
+        else:
+            x, below = y, done
+        layers.append(record)
+    tasks.run()
+    hy = xp.empty(state.shape, dtype=dtype)
+    cy = xp.empty(state_cell.shape, dtype=dtype) if state_cell is not None else None
+    for index, saved in enumerate(saved for record in layers for saved in record['dirs']):
+        last_step = 0 if index % cfg.dirs else cfg.steps - 1  # the reverse direction ends at 0
+        hy[index] = saved['hs'][last_step] if cfg.steps else saved['h0']
+        if cy is not None:
+            cy[index] = saved['cs'][last_step] if cfg.steps else saved['c0']
+    return x, hy, cy, layers
 
 
 @register('RNN', num_inputs=5, takes_needs_grad=True)
@@ -528,141 +644,163 @@ def rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, stat
     valid = None
     if use_sequence_length:
         valid = _valid_mask(xp, cfg, sequence_length)
-    dtype = data.dtype
-    dirs, out_size = cfg.dirs, cfg.out
+    cfg.masked = valid is not None
     kernels = _kernels(xp, cfg, data)
     training = tape.is_training() and cfg.p > 0
-    hy = xp.empty(state.shape, dtype=dtype)
-    cy = xp.empty(state_cell.shape, dtype=dtype) if state_cell is not None else None
-    layers = []  # per layer: what backward needs
-    x = data
-    # the per-step products do not split by images: they get the BLAS's threads
-    with np.errstate(over='ignore'), host_threads.blas_threads():
-        for layer in range(cfg.layers):
-            x2 = x.reshape(-1, x.shape[2])
-            y = xp.empty((cfg.steps, cfg.batch, dirs * out_size), dtype=dtype)
-            record = {'x2': x2, 'dirs': [], 'mask': None}
-            for d in range(dirs):
-                index = layer * dirs + d
-                w = _weights(cfg, parameters, index)
-                saved, hy[index], c = _forward_direction(
-                    xp, cfg, w, x2, state[index],
-                    state_cell[index] if state_cell is not None else None, d == 1, valid,
-                    y, slice(d * out_size, (d + 1) * out_size), kernels)
-                if c is not None:
-                    cy[index] = c
-                record['dirs'].append(saved)
-            if training and layer < cfg.layers - 1:
-                record['mask'] = _dropout_mask(xp, cfg, y.shape, dtype)
-                x = y * record['mask']
-            else:
-                x = y
-            layers.append(record)
+    with np.errstate(over='ignore'):
+        out, hy, cy, layers = _forward(xp, cfg, data, parameters, state, state_cell, valid,
+                                       kernels, training)
 
     def backward(grads):
-        with host_threads.blas_threads():
-            return gradients(grads)
-
-    def gradients(grads):
         if state_outputs:
             dout, dhy = grads[0], grads[1]
             dcy = grads[2] if mode == 'lstm' else None
         else:
             dout, dhy, dcy = grads, None, None
-        dparams = xp.empty_like(parameters)  # every slot is written
-        dstate = xp.empty_like(state)
-        dcell = xp.empty_like(state_cell) if state_cell is not None else None
-        dy = dout
-        for layer in range(cfg.layers - 1, -1, -1):
-            record = layers[layer]
-            want_dx = layer > 0 or needs_grad is None or needs_grad[0]
-            dx = None
-            for d, saved in enumerate(record['dirs']):
-                index = layer * dirs + d
-                dh0, dc0, part = _backward_direction(
-                    xp, cfg, saved, dy[:, :, d * out_size:(d + 1) * out_size],
-                    None if dhy is None else dhy[index], None if dcy is None else dcy[index],
-                    d == 1, valid, record['x2'], dparams, index, want_dx, kernels)
-                dstate[index] = dh0
-                if dcell is not None:
-                    dcell[index] = dc0
-                if part is not None:
-                    dx = part if dx is None else dx + part
-            if dx is not None:
-                dx = dx.reshape(cfg.steps, cfg.batch, -1)
-                if layer > 0 and layers[layer - 1]['mask'] is not None:
-                    dx *= layers[layer - 1]['mask']
-            dy = dx
-        return dy, dparams, dstate, dcell, None
+        want_dx = needs_grad is None or needs_grad[0]
+        dx, dparams, dstate, dcell = _backward(xp, cfg, layers, parameters, dout, dhy, dcy,
+                                               valid, want_dx, kernels)
+        return dx, dparams, dstate, dcell, None
 
     if state_outputs:
-        return ((x, hy, cy) if mode == 'lstm' else (x, hy)), backward
-    return x, backward
+        return ((out, hy, cy) if mode == 'lstm' else (out, hy)), backward
+    return out, backward
 
 
-def _backward_direction(xp, cfg, saved, dy, dhy, dcy, reverse, valid, x2, dparams, index,
-                        want_dx, kernels):
-    """One direction of one layer backward: writes its parameters' gradients into
-    ``dparams``; returns the gradients of its initial states and its part of the
-    input's gradient ``(T*N, C_in)`` (None unless ``want_dx``)."""
-    steps, batch, hid, out_size = cfg.steps, cfg.batch, cfg.hidden, cfg.out
-    dtype = dy.dtype
-    w = saved['w']
-    rows = cfg.gates * hid
-    dh = xp.zeros((batch, out_size), dtype=dtype) if dhy is None else dhy.copy()
-    order = range(steps) if reverse else range(steps - 1, -1, -1)
+def _backward_steps(xp, cfg, saved, grads, dy, chunk, part, reverse, valid, kernels):
+    """One part of the batch back through one chunk of steps: writes the gates'
+    gradients and carries the state gradients ``grads['dh']`` (and ``'dc'``) on."""
+    (start, stop), rows = chunk, slice(*part)
+    order = range(start, stop) if reverse else range(stop - 1, start - 1, -1)
     step = -1 if reverse else 1
-    dg = xp.empty((steps, batch, rows), dtype=dtype)
-    dxn = dr = None
-    dc0 = None
+    view = {key: (value[:, rows] if key in ('gates', 'hs', 'cs', 'tcs', 'hfull', 'masks',
+                                            'ghn') else value[rows])
+            for key, value in saved.items()
+            if value is not None and key not in ('w', 'bias')}
+    view.setdefault('masks', None)
+    w, dh, dg = saved['w'], grads['dh'][rows], grads['dg'][:, rows]
+    dy = dy[:, rows]
+    valid_part = valid[:, rows] if valid is not None else None
     if cfg.mode == 'lstm':
-        dc = xp.zeros((batch, hid), dtype=dtype) if dcy is None else dcy.copy()
-        dr = xp.empty((steps, batch, out_size), dtype=dtype) if cfg.proj else None
-        dh0, dc0 = _backward_lstm(xp, cfg, w, saved, dy, dh, dc, order, step, valid, dg, dr,
-                                  kernels)
+        dr = grads['dr'][:, rows] if cfg.proj else None
+        _backward_lstm(xp, cfg, w, view, dy, dh, grads['dc'][rows], order, step, valid_part,
+                       dg, dr, kernels)
     elif cfg.mode == 'gru':
-        dxn = xp.empty((steps, batch, hid), dtype=dtype)
-        dh0, _ = _backward_gru(xp, cfg, w, saved, dy, dh, order, step, valid, dg, dxn)
+        _backward_gru(xp, cfg, w, view, dy, dh, order, step, valid_part, dg,
+                      grads['dxn'][:, rows])
     else:
-        dh0, _ = _backward_simple(xp, cfg, w, saved, dy, dh, order, step, valid, dg)
-    _weight_grads(xp, cfg, dparams, index, saved, dg, step, dxn, dr)
-    # the input weights' gradient and the input's: one GEMM each over all steps
-    dg2 = dg.reshape(-1, rows)
-    dwx = _view(dparams, cfg.slots[index]['wx'])
-    xp.matmul(dg2.T, x2, out=dwx)
-    part = xp.matmul(dg2, w['wx']) if want_dx else None
-    if dxn is not None:  # GRU: the n block's input-side gradient is its own buffer
-        dxn2 = dxn.reshape(-1, hid)
-        xp.matmul(dxn2.T, x2, out=dwx[2 * hid:])
-        if want_dx:
-            part = xp.matmul(dg2[:, :2 * hid], w['wx'][:2 * hid])
-            part += xp.matmul(dxn2, w['wx'][2 * hid:])
-    return dh0, dc0, part
+        _backward_simple(xp, cfg, w, view, dy, dh, order, step, valid_part, dg)
 
 
-def _weight_grads(xp, cfg, dparams, index, saved, dg, step, dxn, dr):
-    """The recurrent weights', biases' (and projection's) gradients of one direction."""
+def _direction_grads(xp, cfg, dhy, dcy, dtype):
+    """The buffers one direction's backward writes, the state gradients from above."""
+    steps, batch, hid = cfg.steps, cfg.batch, cfg.hidden
+    grads = {'dh': xp.zeros((batch, cfg.out), dtype=dtype) if dhy is None else dhy.copy(),
+             'dg': xp.empty((steps, batch, cfg.gates * hid), dtype=dtype)}
+    if cfg.mode == 'lstm':
+        grads['dc'] = xp.zeros((batch, hid), dtype=dtype) if dcy is None else dcy.copy()
+        grads['dr'] = xp.empty((steps, batch, cfg.out), dtype=dtype) if cfg.proj else None
+    elif cfg.mode == 'gru':
+        grads['dxn'] = xp.empty((steps, batch, hid), dtype=dtype)
+    return grads
+
+
+def _input_grad(xp, cfg, record, dir_grads, dx2, mask, start, stop):
+    """Steps ``start:stop`` of the layer input's gradient, the directions' parts added in
+    order (times the dropout mask the input was multiplied by)."""
+    hid, rows = cfg.hidden, slice(start * cfg.batch, stop * cfg.batch)
+    out = dx2[rows]
+    for d, (saved, grads) in enumerate(zip(record['dirs'], dir_grads)):
+        wx = saved['w']['wx']
+        dg2 = grads['dg'].reshape(-1, grads['dg'].shape[2])[rows]
+        part = out if d == 0 else xp.empty_like(out)
+        if cfg.mode == 'gru':  # the n block's input-side gradient is its own buffer
+            xp.matmul(dg2[:, :2 * hid], wx[:2 * hid], out=part)
+            part += xp.matmul(grads['dxn'].reshape(-1, hid)[rows], wx[2 * hid:])
+        else:
+            xp.matmul(dg2, wx, out=part)
+        if d:
+            out += part
+    if mask is not None:
+        out *= mask[start:stop].reshape(out.shape)
+
+
+def _backward(xp, cfg, layers, parameters, dout, dhy, dcy, valid, want_dx, kernels):
+    """Every layer backward: ``(dx or None, dparameters, dstate, dstate_cell)``."""
+    chunks, parts = _splits(xp, cfg)
+    tasks = _Tasks()
+    dtype = dout.dtype
+    dparams = xp.empty_like(parameters)  # every slot is written
+    all_grads = []
+    dy, above = dout, [[] for _ in chunks]  # above: tasks finishing dy per chunk
+    for layer in range(cfg.layers - 1, -1, -1):
+        record = layers[layer]
+        done = [[] for _ in chunks]
+        dir_grads = []
+        depth = cfg.layers - 1 - layer
+        for d, saved in enumerate(record['dirs']):
+            index = layer * cfg.dirs + d
+            grads = _direction_grads(xp, cfg, None if dhy is None else dhy[index],
+                                     None if dcy is None else dcy[index], dtype)
+            dyd = dy[:, :, d * cfg.out:(d + 1) * cfg.out]
+            last = [None] * len(parts)
+            for wave, k in enumerate(_in_order(chunks, d == 0), start=depth):
+                for j, part in enumerate(parts):
+                    deps = above[k] + ([last[j]] if last[j] is not None else [])
+                    last[j] = tasks.add(_backward_steps, deps, 4 * wave + 1, xp, cfg, saved,
+                                        grads, dyd, chunks[k], part, d == 1, valid, kernels)
+                    done[k].append(last[j])
+            finished = [i for i in last if i is not None]
+            for rows in host_threads.chunks(range(cfg.gates * cfg.hidden), len(parts)):
+                tasks.add(_weight_grads, finished, 1 << 30, xp, cfg, dparams, index, saved,
+                          grads, record['x2'], d == 1, slice(rows[0], rows[-1] + 1))
+            dir_grads.append(grads)
+        all_grads[:0] = dir_grads
+        if layer == 0 and not want_dx:
+            dy = None
+            break
+        dx2 = xp.empty((cfg.steps * cfg.batch, record['x2'].shape[1]), dtype=dtype)
+        mask = layers[layer - 1]['mask'] if layer > 0 else None
+        above = [[tasks.add(_input_grad, done[k], 4 * (depth + len(chunks) - 1 - k) + 2, xp,
+                            cfg, record, dir_grads, dx2, mask, *chunks[k])]
+                 for k in range(len(chunks))]
+        dy = dx2.reshape(cfg.steps, cfg.batch, -1)
+    tasks.run()
+    dstate = xp.stack([grads['dh'] for grads in all_grads])
+    dcell = xp.stack([grads['dc'] for grads in all_grads]) if cfg.mode == 'lstm' else None
+    return dy, dparams, dstate, dcell
+
+
+def _weight_grads(xp, cfg, dparams, index, saved, grads, x2, reverse, block):
+    """Gate rows ``block`` of one direction's weights' and biases' gradients, each one
+    GEMM (or sum) over all steps (and the projection's, with the first block)."""
     slot = cfg.slots[index]
-    hid = cfg.hidden
-    steps = cfg.steps
+    hid, steps = cfg.hidden, cfg.steps
     hs, h0 = saved['hs'], saved['h0']
-    rows = dg.shape[2]
-    dg2 = dg.reshape(-1, rows)
+    dg = grads['dg'][:, :, block]
+    dg2 = dg.reshape(-1, dg.shape[2]) if dg.flags.c_contiguous else \
+        grads['dg'].reshape(-1, grads['dg'].shape[2])[:, block]
     # h_prev of step t is hs[t - step] (h0 at the first step): two GEMMs, no copy
-    first, rest = (0, slice(1, None)) if step == 1 else (steps - 1, slice(0, steps - 1))
-    prev = slice(0, steps - 1) if step == 1 else slice(1, None)
-    dwh = _view(dparams, slot['wh'])
+    first, rest = (steps - 1, slice(0, steps - 1)) if reverse else (0, slice(1, None))
+    prev = slice(1, None) if reverse else slice(0, steps - 1)
+    dwh = _view(dparams, slot['wh'])[block]
     xp.matmul(dg[first].T, h0, out=dwh)
     if steps > 1:
-        dwh += xp.matmul(dg[rest].reshape(-1, rows).T, hs[prev].reshape(-1, hs.shape[2]))
-    dbh = _view(dparams, slot['bh'])
-    dbx = _view(dparams, slot['bx'])
+        rest2 = dg2[:-cfg.batch] if reverse else dg2[cfg.batch:]
+        dwh += xp.matmul(rest2.T, hs[prev].reshape(-1, hs.shape[2]))
+    dbh = _view(dparams, slot['bh'])[block]
     dbh[...] = sum_over(xp, dg2, (0,))
-    dbx[...] = dbh
-    if dxn is not None:  # GRU: the n block of b_h was scaled by r
-        dbx[2 * hid:] = sum_over(xp, dxn.reshape(-1, hid), (0,))
-    if cfg.proj:
-        xp.matmul(dr.reshape(-1, cfg.out).T, saved['hfull'].reshape(-1, hid),
+    _view(dparams, slot['bx'])[block] = dbh
+    # the input weights' gradient: one GEMM over all steps
+    xp.matmul(dg2.T, x2, out=_view(dparams, slot['wx'])[block])
+    if cfg.mode == 'gru':  # the n block's input side has a gradient buffer of its own
+        low, high = max(block.start, 2 * hid), min(block.stop, 3 * hid)
+        if low < high:
+            dxn2 = grads['dxn'].reshape(-1, hid)[:, low - 2 * hid:high - 2 * hid]
+            _view(dparams, slot['bx'])[low:high] = sum_over(xp, dxn2, (0,))
+            xp.matmul(dxn2.T, x2, out=_view(dparams, slot['wx'])[low:high])
+    if cfg.proj and block.start == 0:
+        xp.matmul(grads['dr'].reshape(-1, cfg.out).T, saved['hfull'].reshape(-1, hid),
                   out=_view(dparams, slot['wr']))
 
 

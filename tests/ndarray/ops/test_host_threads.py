@@ -1,34 +1,18 @@
 """Host ops split over threads by images: the same numbers as one thread to rounding (the
 blocks of images differ in size, and the BLAS rounds a block's edge rows its own way;
 weight gradients add the chunks' partial sums), the BLAS made
-one-threaded at the first split and given its threads back inside ``blas_threads``,
-and a forked child starting afresh."""
+one-threaded at the first split, tasks run after those they wait for, and a forked child
+starting afresh."""
 import os
+import threading
+import time
 
 import numpy as np
 import pytest
 
 from minigluon import autograd, nd
+from minigluon.base import MXNetError
 from minigluon.ndarray.ops import host_threads
-
-
-@pytest.fixture
-def threads(monkeypatch):
-    """``set(n)``: host ops split over ``n`` threads from here on; the BLAS's thread count
-    is restored afterwards."""
-    blas = host_threads._Blas.find()
-    before = blas.get() if blas is not None else None
-
-    def set_threads(n):
-        monkeypatch.setenv(host_threads.VARIABLE, str(n))
-        host_threads._reset()
-        if blas is None and n > 1:
-            pytest.skip('numpy\'s BLAS is not an OpenBLAS whose threads can be set')
-        return blas
-    yield set_threads
-    host_threads._reset()
-    if blas is not None:
-        blas.set(before)
 
 
 def test_chunks_are_contiguous_and_nearly_equal():
@@ -68,17 +52,52 @@ def test_two_threads_compute_what_one_does(threads, kernel, stride, pad):
         np.testing.assert_allclose(a, b, rtol=0, atol=2e-6 * abs(b).max())
 
 
-def test_blas_threads_gives_the_threads_back_and_takes_them_again(threads):
-    blas = threads(2)
-    with host_threads.blas_threads():  # before any split: the BLAS is left as it was
-        assert not host_threads._state.lowered
-    host_threads.map_chunks(lambda chunk: None, [1, 2])
-    assert blas.get() == 1
-    with host_threads.blas_threads():
-        with host_threads.blas_threads():
-            assert blas.get() == 2
-        assert blas.get() == 2
-    assert blas.get() == 1
+@pytest.mark.parametrize('count', [1, 2, 3])
+def test_tasks_run_after_those_they_wait_for_lowest_priority_first(threads, count):
+    blas = threads(count)
+    order, lock = [], threading.Lock()
+
+    def task(name):
+        def run():
+            time.sleep(0.001)
+            with lock:
+                order.append(name)
+        return run
+    # a diamond a -> (b, c) -> d, and e waiting for nothing but ranked last
+    tasks = [(task('d'), [1, 2], 0), (task('b'), [3], 5), (task('c'), [3], 1),
+             (task('a'), [], 9), (task('e'), [], 99)]
+    host_threads.run_tasks(tasks)
+    assert sorted(order) == ['a', 'b', 'c', 'd', 'e']
+    for before, after in (('a', 'b'), ('a', 'c'), ('b', 'd'), ('c', 'd')):
+        assert order.index(before) < order.index(after)
+    if count == 1:  # one thread: by priority among the ready ones
+        assert order == ['a', 'c', 'b', 'd', 'e']
+    else:
+        assert blas.get() == 1  # one-threaded, as for any split
+
+
+def test_a_task_error_is_raised_after_the_running_tasks_end(threads):
+    threads(2)
+    finished = []
+
+    def slow():
+        time.sleep(0.05)
+        finished.append('slow')
+
+    def fail():
+        raise ValueError('task failed')
+    tasks = [(slow, [], 0), (fail, [], 0), (lambda: finished.append('after'), [1], 0)]
+    with pytest.raises(ValueError, match='task failed'):
+        host_threads.run_tasks(tasks)
+    assert finished == ['slow']  # the one waiting for the failed task never ran
+
+
+@pytest.mark.parametrize('count', [1, 2])
+def test_tasks_waiting_on_each_other_are_an_error_not_a_hang(threads, count):
+    threads(count)
+    tasks = [(lambda: None, [], 0), (lambda: None, [2], 0), (lambda: None, [1], 0)]
+    with pytest.raises(MXNetError, match='cycle'):
+        host_threads.run_tasks(tasks)
 
 
 def test_a_chunk_that_splits_again_runs_on_its_thread(threads):
@@ -193,3 +212,38 @@ def test_residual_add_split_over_threads_is_numpys_add(threads):
         np.testing.assert_array_equal(out, a + b)
     np.testing.assert_array_equal((nd.array([1, 2]) + nd.array([[3], [4]])).asnumpy(),
                                   [[4, 5], [5, 6]])  # broadcasting keeps numpy's path
+
+
+def _dense_step(rows, units, hidden):
+    rng = np.random.RandomState(2)
+    x = nd.array(rng.standard_normal((rows, units)).astype(np.float32))
+    w = nd.array(rng.standard_normal((hidden, units)).astype(np.float32))
+    b = nd.array(rng.standard_normal(hidden).astype(np.float32))
+    for a in (x, w, b):
+        a.attach_grad()
+    with autograd.record():
+        y = nd.FullyConnected(x, w, b, num_hidden=hidden)
+        loss = (y * nd.array(rng.standard_normal(y.shape).astype(np.float32))).sum()
+    loss.backward()
+    return y.asnumpy(), x.grad.asnumpy(), w.grad.asnumpy(), b.grad.asnumpy()
+
+
+def test_a_dense_layer_splits_its_rows_once_the_blas_is_one_threaded(threads):
+    threads(1)
+    one = _dense_step(600, 300, 400)
+    blas = threads(2)
+    host_threads.map_chunks(lambda chunk: None, [1, 2])  # an earlier split
+    calls = []
+    each_run = host_threads.each_run
+
+    def counted(fn, rows, elements):
+        calls.append(len(host_threads.row_runs(rows, elements)))
+        return each_run(fn, rows, elements)
+    host_threads.each_run = counted
+    try:
+        two = _dense_step(600, 300, 400)
+    finally:
+        host_threads.each_run = each_run
+    assert blas.get() == 1 and calls == [2, 2, 2]  # forward, data and weight gradients
+    for a, b in zip(two, one):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * abs(b).max())

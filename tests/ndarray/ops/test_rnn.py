@@ -375,3 +375,66 @@ def test_compiled_lstm_steps_match_numpys(monkeypatch):
     assert used and used[0] is not None
     for a, b in zip(fast[0] + fast[1], exact[0] + exact[1]):
         np.testing.assert_allclose(a, b, rtol=0, atol=2e-5 * np.abs(b).max())
+
+
+SPLIT_CONFIGS = [('lstm', 2, 2, None, {}), ('lstm', 1, 1, None, {}), ('lstm', 2, 1, 3, {}),
+                 ('gru', 2, 2, None, {}), ('gru', 1, 1, None, {}), ('rnn_relu', 2, 1, None, {}),
+                 ('lstm', 2, 2, None, {'lengths': [4, 2, 0]}),
+                 ('gru', 1, 2, None, {'lengths': [1, 4, 3]}),
+                 ('lstm', 1, 1, None, {'lstm_state_clip_min': -0.3, 'lstm_state_clip_max': 0.3}),
+                 ('lstm', 3, 1, None, {'p': 0.5})]
+
+
+def _rnn_everything(mode, layers, dirs, proj, options, dtype):
+    """Outputs, states and every gradient of one RNN call on fixed random inputs (drawn
+    afresh from seed 3, so two calls see the same, dropout masks included)."""
+    local = np.random.RandomState(3)
+    options = dict(options)
+    lengths = options.pop('lengths', None)
+    out_size = proj or H
+    weights = {}
+    for layer in range(layers):
+        for d in range(dirs):
+            cols = C if layer == 0 else dirs * out_size
+            weights[layer, d] = {
+                'wx': local.uniform(-.5, .5, (GATES[mode] * H, cols)),
+                'wh': local.uniform(-.5, .5, (GATES[mode] * H, out_size)),
+                'bx': local.uniform(-.5, .5, GATES[mode] * H),
+                'bh': local.uniform(-.5, .5, GATES[mode] * H)}
+            if proj:
+                weights[layer, d]['wr'] = local.uniform(-.5, .5, (proj, H))
+    flat = _flat(weights, mode, layers, dirs, C, H, proj).astype(dtype)
+    x = local.randn(T, N, C).astype(dtype)
+    h0 = local.randn(layers * dirs, N, out_size).astype(dtype)
+    c0 = local.randn(layers * dirs, N, H).astype(dtype) if mode == 'lstm' else None
+    heads = [local.randn(T, N, dirs * out_size), local.randn(*h0.shape)] + \
+        ([local.randn(*c0.shape)] if c0 is not None else [])
+    mx.random.seed(11)
+    with autograd.train_mode():
+        outs, grads = _run_minigluon(mode, flat, x, h0, c0, heads, lengths, state_size=H,
+                                     num_layers=layers, bidirectional=dirs == 2,
+                                     projection_size=proj, **options)
+    return outs + grads
+
+
+@pytest.mark.parametrize('mode,layers,dirs,proj,options', SPLIT_CONFIGS, ids=str)
+def test_steps_in_chunks_and_batch_parts_on_threads_compute_what_one_thread_does(
+        threads, monkeypatch, mode, layers, dirs, proj, options):
+    """On several threads the op runs as tasks over chunks of steps and parts of the
+    batch (here one step per chunk and one sample per part, as many as fit): the
+    numbers are one thread's, to the rounding of GEMMs over fewer rows."""
+    from minigluon.ndarray.ops import rnn as rnn_op
+    threads(1)
+    one = {dtype: _rnn_everything(mode, layers, dirs, proj, options, dtype)
+           for dtype in ('float64', 'float32')}
+    threads(4)
+    monkeypatch.setattr(rnn_op, 'CHUNK_ROWS', 1)
+    monkeypatch.setattr(rnn_op, 'PART_ROWS', 1)
+    chunks, parts = rnn_op._splits(np, rnn_op._Config(
+        (T, N, C), H, layers, dirs == 2, mode, 0, proj, None, None, False))
+    assert len(chunks) == T and len(parts) == min(N, -(-4 // (layers * dirs)))
+    for dtype, tolerance in (('float64', 1e-12), ('float32', 2e-6)):
+        split = _rnn_everything(mode, layers, dirs, proj, options, dtype)
+        for a, b in zip(split, one[dtype]):
+            assert a.dtype == b.dtype
+            np.testing.assert_allclose(a, b, rtol=0, atol=tolerance * max(1, abs(b).max()))
