@@ -23,7 +23,9 @@ gradients into one buffer, then gets each weight's gradient, the biases' and the
 inputs' with one GEMM (or sum) over all time steps. Gates keep the flat vector's order
 (LSTM: i, f, g, o; the sigmoid goes over two blocks), so the weights are used as views of
 it and the gradients are written straight into their places. In float32 on the host, an
-LSTM step's gate arithmetic is one compiled pass (``rnn_cpu.py``) when numba is on.
+LSTM step's gate arithmetic is one compiled pass (``rnn_cpu.py``) when numba is on. On
+several host threads the same work runs as tasks over chunks of steps (see "the op"
+below), so stacked layers and the two directions run side by side.
 """
 import numpy as np
 
@@ -473,7 +475,7 @@ def _splits(xp, cfg):
     chains of steps than there are threads: a step's product with half the batch takes
     more than half the time (the whole recurrent weight is read either way)."""
     count = host_threads.threads() if xp is np else 1
-    if count <= 1 or cfg.steps == 0:
+    if count <= 1 or cfg.steps == 0 or cfg.batch == 0:
         return [(0, cfg.steps)], [(0, cfg.batch)]
     per = max(1, -(-CHUNK_ROWS // max(cfg.batch, 1)))
     chunks = [(a, min(a + per, cfg.steps)) for a in range(0, cfg.steps, per)]
