@@ -44,6 +44,10 @@ from .utils import shape_is_known
 __all__ = ['SymbolBlock']
 
 
+# ops whose parameters after the data stay float32 when a block is cast to float16
+_NORMALIZATIONS = ('BatchNorm', 'BatchNorm_v1', 'SyncBatchNorm', '_contrib_SyncBatchNorm')
+
+
 def _count(fmt):
     """How many arrays (Nones left out) a format holds."""
     if isinstance(fmt, int):
@@ -455,6 +459,19 @@ class SymbolBlock(HybridBlock):
         for name, param in self._params.items():
             if name in found:
                 setattr(param, attr, found[name])
+
+    def cast(self, dtype):
+        """Cast the parameters to ``dtype``. For float16, the inputs of the graph's
+        BatchNorm nodes after the data (gamma, beta and the running statistics) stay
+        float32, as ``nn.BatchNorm.cast`` keeps them and as MXNet's SymbolBlock does."""
+        super().cast(dtype)
+        if np.dtype(dtype) != np.float16:
+            return
+        for node in self._cached_graph[1]._order():  # pylint: disable=protected-access
+            if node.op in _NORMALIZATIONS:
+                for source, _ in node.inputs[1:5]:
+                    if source.is_variable and source.name in self._params:
+                        self._params[source.name].cast('float32')
 
     def _clear_cached_op(self):
         # the graph is this block's definition, not a trace: it stays

@@ -198,6 +198,29 @@ def test_imports_runs_an_exported_model_and_takes_the_files_dtypes(tmp_path):
     assert without.collect_params()['net_conv0_weight'].dtype == np.float32
 
 
+def test_cast_to_float16_keeps_batch_norm_float32_as_the_layers_do(tmp_path):
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(4, 3), nn.BatchNorm(), nn.Activation('relu'), nn.Dense(3))
+    net.initialize()
+    net.hybridize()
+    x = nd.random.normal(shape=(2, 3, 8, 8))
+    expected = net(x).asnumpy()
+    net.export(str(tmp_path / 'net'))
+    block = gluon.SymbolBlock.imports(str(tmp_path / 'net-symbol.json'), ['data'],
+                                      str(tmp_path / 'net-0000.params'))
+    block.cast('float16')
+    dtypes = {name: p.dtype for name, p in block.collect_params().items()}
+    assert {n for n, d in dtypes.items() if d == np.float32} == {
+        'batchnorm0_gamma', 'batchnorm0_beta', 'batchnorm0_running_mean',
+        'batchnorm0_running_var'}
+    assert {d for n, d in dtypes.items() if 'batchnorm' not in n} == {np.float16}
+    out = block(x.astype('float16'))
+    assert out.dtype == np.float16
+    assert_almost_equal(out, expected, rtol=1e-2, atol=1e-2)
+    net.cast('float16')  # the layers cast the same way and compute the same numbers
+    np.testing.assert_array_equal(net(x.astype('float16')).asnumpy(), out.asnumpy())
+
+
 def test_imports_errors_name_what_is_wrong(tmp_path):
     net = _small_gluon_net()
     out = _small_graph(mx.sym.var('data'))
