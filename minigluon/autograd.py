@@ -12,7 +12,8 @@ from .ndarray.dispatch import attach_node, compute_gradients, requires_grad
 from .ndarray.tape import is_recording, is_training, set_recording, set_training
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
-           'set_recording', 'set_training', 'mark_variables', 'backward', 'grad', 'Function']
+           'set_recording', 'set_training', 'mark_variables', 'backward', 'grad', 'get_symbol',
+           'Function']
 
 
 def record(train_mode=True):  # pylint: disable=redefined-outer-name
@@ -146,6 +147,14 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         # a gradient that is a head gradient as given (y = x + c) must not alias it
         given = {id(g) for g in list(head_grads or ()) + variables if g is not None}
         return [g.copy() if id(g) in given else g for g in out]
+
+
+def get_symbol(x):
+    """The computation recorded to compute ``x``, as a Symbol (MXNet's node names
+    ``node_0``..., variables ``var0``... for the arrays it read)."""
+    # symbol/ sits above autograd in the layers: imported when asked, not at import
+    from .symbol.recorded import tape_symbol  # pylint: disable=import-outside-toplevel
+    return tape_symbol(x)
 
 
 def mark_variables(variables, gradients, grad_reqs='write'):
