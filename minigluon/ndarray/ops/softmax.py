@@ -1,6 +1,9 @@
 """Softmax, log-softmax and softmin along an axis, stable for large inputs."""
+import numpy as np
+
 from ...base import MXNetError
 from ..registry import dtype_rule, register
+from . import host_threads
 
 
 def _scaled(data, temperature):
@@ -57,18 +60,37 @@ def softmax(xp, data, length=None, axis=-1, temperature=None, dtype=None, use_le
     return y.astype(out_dtype, copy=False), backward
 
 
+def _by_rows(xp, fn, *arrays, axis):
+    """``fn(*arrays, axis=axis)`` for a function of slices along ``axis``: on host
+    arrays reduced along their last axis, runs of rows go to the host threads (each
+    row's numbers are those of the whole call); elsewhere one call."""
+    first = arrays[0]
+    if xp is not np or first.ndim < 2 or axis % first.ndim != first.ndim - 1:
+        return fn(*arrays, axis=axis)
+    rows = [a.reshape(-1, first.shape[-1]) for a in arrays]
+    parts = host_threads.each_run(lambda lo, hi: fn(*[a[lo:hi] for a in rows], axis=-1),
+                                  rows[0].shape[0], first.size)
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts)).reshape(first.shape)
+
+
 @register('log_softmax')
 def log_softmax(xp, data, axis=-1, temperature=None, dtype=None):
     """``log(softmax(x))`` along ``axis``, computed as ``x - logsumexp(x)``, of dtype
     ``dtype`` (the input's when None)."""
     wide, out_dtype = _widened(xp, data, dtype)
     x = _scaled(wide, temperature)
-    shifted = x - x.max(axis=axis, keepdims=True)
-    y = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+
+    def forward(x, axis):
+        shifted = x - x.max(axis=axis, keepdims=True)
+        return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+    y = _by_rows(xp, forward, x, axis=axis)
+
+    def gradient(dy, y, axis):
+        return dy - xp.exp(y) * dy.sum(axis=axis, keepdims=True)
 
     def backward(dy):
         dy = dy.astype(y.dtype, copy=False)
-        g = dy - xp.exp(y) * dy.sum(axis=axis, keepdims=True)
+        g = _by_rows(xp, gradient, dy, y, axis=axis)
         g = g if temperature is None or temperature == 1 else g / temperature
         return (g.astype(data.dtype, copy=False),)
     return y.astype(out_dtype, copy=False), backward

@@ -247,3 +247,37 @@ def test_a_dense_layer_splits_its_rows_once_the_blas_is_one_threaded(threads):
     assert blas.get() == 1 and calls == [2, 2, 2]  # forward, data and weight gradients
     for a, b in zip(two, one):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * abs(b).max())
+
+
+def _log_softmax_step(shape, axis):
+    rng = np.random.RandomState(4)
+    x = nd.array(rng.standard_normal(shape).astype(np.float32) * 4)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.log_softmax(x, axis=axis)
+        loss = (y * nd.array(rng.standard_normal(shape).astype(np.float32))).sum()
+    loss.backward()
+    return y.asnumpy(), x.grad.asnumpy()
+
+
+@pytest.mark.parametrize('shape,axis', [((300, 500), -1), ((3, 100, 700), 2), ((300, 500), 0)])
+def test_log_softmax_split_by_rows_is_one_threads(threads, shape, axis):
+    """A language model's decoder outputs: rows go to the threads when the reduction is
+    along the last axis (the same numbers, bit for bit); along another axis, one call."""
+    threads(1)
+    one = _log_softmax_step(shape, axis)
+    threads(2)
+    runs = []
+    each_run = host_threads.each_run
+
+    def counted(fn, rows, elements):
+        runs.append(len(host_threads.row_runs(rows, elements)))
+        return each_run(fn, rows, elements)
+    host_threads.each_run = counted
+    try:
+        two = _log_softmax_step(shape, axis)
+    finally:
+        host_threads.each_run = each_run
+    assert runs == ([] if axis == 0 else [2, 2])  # forward and backward
+    for a, b in zip(two, one):
+        np.testing.assert_array_equal(a, b)
