@@ -34,7 +34,7 @@ from .. import ndarray as nd
 from .. import symbol
 from ..base import MXNetError, MXNetValueError
 from ..context import cpu, current_context
-from ..ndarray import NDArray, load as nd_load, save as nd_save
+from ..ndarray import NDArray, host_memory, load as nd_load, save as nd_save
 from ..symbol import Symbol
 from ..symbol.graph import to_json
 from ..symbol.symbol import total_outputs
@@ -644,10 +644,16 @@ class HybridBlock(Block):
             MXNet's graph partitioning backends; none exist here.
         clear : bool, default True
             Drop the traced graph, so the next call traces again.
-        static_alloc, static_shape : bool, default False
-            MXNet's memory planning flags. Accepted: a graph is planned once whatever
-            the input shapes, and each intermediate array is released at its last use
-            in both modes.
+        static_alloc : bool, default False
+            Memory for speed, as MXNet's flag: the graph's ops are recorded with only
+            what first-order gradients need, so intermediates nothing else needs (a
+            BatchNorm's output before its ReLU) are freed after the forward instead of
+            being kept for gradients of gradients (which then raise an error through
+            this block); on a CPU the process keeps the memory it frees for the next
+            call's arrays instead of mapping fresh pages (``ndarray/host_memory.py``).
+        static_shape : bool, default False
+            Accepted: a graph is planned once whatever the input shapes, and each
+            intermediate array is released at its last use.
         inline_limit, forward_bulk_size, backward_bulk_size, **kwargs
             Accepted for MXNet's signature; they change nothing here.
         """
@@ -737,7 +743,11 @@ class HybridBlock(Block):
     def _build_cache(self, *args):
         inputs, out = self._get_graph(*args)
         candidates = self._graph_params()
-        cached = CachedGraph(inputs, out, candidates)
+        static_alloc = bool(dict(self._flags).get('static_alloc'))
+        cached = CachedGraph(inputs, out, candidates, lean=static_alloc)
+        if static_alloc and any(not a.context.is_gpu for a in flatten(args, 'input')[0]
+                                if a is not None):
+            host_memory.keep_freed()
         if cached.unused_inputs:
             warnings.warn('The %s input to HybridBlock is not used by any computation. Is '
                           'this intended?' % ', '.join('%d-th' % i for i in cached.unused_inputs),

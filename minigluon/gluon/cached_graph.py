@@ -13,6 +13,7 @@ import json
 from .. import nesting
 from ..base import MXNetError
 from ..ndarray import NDArray
+from ..ndarray.dispatch import first_order_only
 from ..symbol import Symbol
 from ..symbol.executor import GraphProgram, cached_op_monitor_names
 from ..symbol.op_specs import spec_of
@@ -82,6 +83,10 @@ class CachedGraph:
     params : list of Parameter
         The parameters the graph may use; a variable is matched to the Parameter
         whose ``var()`` it is.
+    lean : bool, default False
+        Record the graph's ops with only what first-order gradients need
+        (``dispatch.first_order_only``): intermediates nothing else needs are freed
+        after the forward (``hybridize(static_alloc=True)``).
 
     Raises
     ------
@@ -90,8 +95,9 @@ class CachedGraph:
         made inside ``hybrid_forward``).
     """
 
-    def __init__(self, inputs, outputs, params):
+    def __init__(self, inputs, outputs, params, lean=False):
         self.inputs = inputs
+        self.lean = lean
         self.outputs = outputs
         self.program = GraphProgram(outputs._outputs)  # pylint: disable=protected-access
         data_index = {id(s._outputs[0][0]): i  # pylint: disable=protected-access
@@ -139,6 +145,12 @@ class CachedGraph:
                     values.append(arr)
                     continue
             values.append(source.data(ctx))
+        if self.lean:
+            with first_order_only():
+                return self._run(values, ctx, callback, monitor_all)
+        return self._run(values, ctx, callback, monitor_all)
+
+    def _run(self, values, ctx, callback, monitor_all):
         if callback is None:
             return self.program.run(values, ctx)
         return self._run_monitored(values, ctx, callback, monitor_all)

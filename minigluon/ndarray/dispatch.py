@@ -46,16 +46,17 @@ def _entry(arr):
     return None
 
 
-def attach_node(backward, inputs, outputs, name, saved=None):
+def attach_node(backward, inputs, outputs, name, saved=None, rule=None):
     """Record ``backward`` on the tape for ``outputs`` computed from ``inputs``.
 
     ``saved``: for an op of the table, ``(raw inputs, params, raw outputs, NDArray class,
     input context, output context)``, references a gradient rule needs to differentiate
-    the node with recorded ops (``grad_rules``); None elsewhere.
+    the node with recorded ops (``grad_rules``); None elsewhere. ``rule``: the node's
+    higher-order rule when it is not the op's own.
     """
     node = tape.Node(backward, tuple(_entry(a) for a in inputs),
                      tuple((o._data.shape, o._data.dtype) for o in outputs),
-                     outputs[0]._ctx.xp, name, saved)
+                     outputs[0]._ctx.xp, name, saved, rule)
     for i, out in enumerate(outputs):
         out._node = node
         out._out_idx = i
@@ -71,6 +72,27 @@ def check_inplace_target(arr):
             'value may be needed by backward. Use an out-of-place op (y = x + 1 instead '
             'of x += 1, nd.where instead of x[idx] = v), or do the write outside '
             'autograd.record().' % (shape_str(arr.shape), arr.context))
+
+
+class _Keep(threading.local):
+    saved = True  # nodes keep their inputs and outputs for higher-order gradients
+
+
+_keep = _Keep()
+
+
+class first_order_only:  # pylint: disable=invalid-name
+    """A ``with`` block whose recorded ops keep only what their own backward needs, not
+    the inputs and outputs a higher-order gradient reads (``saved``): an intermediate
+    array nothing else holds (a BatchNorm's output before its ReLU) is freed after the
+    forward. Gradients of gradients through those ops raise a clear error instead
+    (``tape.first_order_rule``). For blocks hybridized with ``static_alloc=True``."""
+
+    def __enter__(self):
+        self.prev, _keep.saved = _keep.saved, False
+
+    def __exit__(self, *exc):
+        _keep.saved = self.prev
 
 
 class _Monitor(threading.local):
@@ -274,8 +296,12 @@ def invoke(op, inputs, params, ctx=None):
     else:
         outs = [wrap(r.reshape(1) if flat and r.ndim == 0 else r, out_ctx) for r in result]
     if needs_grad is not None and any(needs_grad):
-        out_raw = (outs[0]._data,) if single else tuple(o._data for o in outs)
-        attach_node(backward, inputs, outs, op.name, (raw, params, out_raw, wrap, ctx, out_ctx))
+        if _keep.saved:
+            out_raw = (outs[0]._data,) if single else tuple(o._data for o in outs)
+            attach_node(backward, inputs, outs, op.name,
+                        (raw, params, out_raw, wrap, ctx, out_ctx))
+        else:
+            attach_node(backward, inputs, outs, op.name, rule=tape.first_order_rule)
     hook = _monitor.hook
     if hook is not None:
         _monitor.hook = None

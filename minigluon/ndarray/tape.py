@@ -113,6 +113,16 @@ def _topo_order(heads):
     return order
 
 
+def first_order_rule(out_grads):
+    """The higher-order rule of a node recorded without its inputs and outputs (inside
+    a block hybridized with ``static_alloc=True``, ``dispatch.first_order_only``)."""
+    raise MXNetError(
+        'autograd.grad(create_graph=True) reached an op recorded inside a block hybridized '
+        'with static_alloc=True, which keeps only what first-order gradients need (so its '
+        'intermediate arrays are freed after the forward); hybridize that block without '
+        'static_alloc to take gradients of gradients through it')
+
+
 def freed_error(node):
     """The MXNetError raised when backward reaches ``node`` whose saved inputs an
     earlier backward already freed (it names the op and suggests ``retain_graph=True``).

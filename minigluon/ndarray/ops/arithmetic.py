@@ -26,6 +26,13 @@ def _grads(xp, lhs, rhs, dl, dr):
     return unbroadcast(xp, dl, shape_of(lhs)), unbroadcast(xp, dr, shape_of(rhs))
 
 
+def _shape_grads(xp, lhs, rhs):
+    """``backward(dl, dr)`` of a sum or difference, holding the inputs' shapes only (not
+    the arrays: a residual connection's inputs are freed after the forward)."""
+    lshape, rshape = shape_of(lhs), shape_of(rhs)
+    return lambda dl, dr: (unbroadcast(xp, dl, lshape), unbroadcast(xp, dr, rshape))
+
+
 @register('add', num_inputs=2)
 def add(xp, lhs, rhs):
     """Elementwise ``lhs + rhs`` with broadcasting."""
@@ -35,14 +42,16 @@ def add(xp, lhs, rhs):
         out = host_threads.apply_rows(np.add, np.empty_like(lhs), lhs, rhs)
     else:
         out = _keep(xp.add(lhs, rhs), lhs, rhs)
-    return out, lambda dy: _grads(xp, lhs, rhs, dy, dy)
+    grads = _shape_grads(xp, lhs, rhs)
+    return out, lambda dy: grads(dy, dy)
 
 
 @register('subtract', num_inputs=2)
 def subtract(xp, lhs, rhs):
     """Elementwise ``lhs - rhs`` with broadcasting."""
     out = _keep(xp.subtract(lhs, rhs), lhs, rhs)
-    return out, lambda dy: _grads(xp, lhs, rhs, dy, None if shape_of(rhs) is None else -dy)
+    grads, scalar_rhs = _shape_grads(xp, lhs, rhs), shape_of(rhs) is None
+    return out, lambda dy: grads(dy, None if scalar_rhs else -dy)
 
 
 @register('multiply', num_inputs=2)
