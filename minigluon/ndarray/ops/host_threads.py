@@ -168,8 +168,10 @@ def chunks(items, count):
     return out
 
 
-# Arrays of fewer elements are not split by ``row_runs``: the split would cost more
-SPLIT_ELEMENTS = 1 << 16
+# Arrays of fewer elements are not split by ``row_runs``: handing a chunk to another
+# thread costs 50-100 us on a 2-core VM, as long as a ReLU over 2^18 floats (an MLP's
+# 256x256 weights split for their SGD update made its step 2x slower)
+SPLIT_ELEMENTS = 1 << 19
 
 
 def row_runs(rows, elements):
@@ -207,10 +209,10 @@ def matmul(a, b):
     if not _state.lowered or a.ndim != 2 or b.ndim != 2:
         return np.matmul(a, b)
     out = np.empty((a.shape[0], b.shape[1]), dtype=np.result_type(a, b))
-    # weighed as 1024 multiply-adds to an element pass: products of 64 million
+    # weighed as 128 multiply-adds to an element pass: products of 64 million
     # multiply-adds (a millisecond) and up split; an MLP's 64x256x256 ran slower split
     each_run(lambda lo, hi: np.matmul(a[lo:hi], b, out=out[lo:hi]), a.shape[0],
-             out.size * a.shape[1] // 1024)
+             out.size * a.shape[1] // 128)
     return out
 
 
@@ -232,7 +234,16 @@ def map_chunks(fn, items):
         return [fn(items)]
     if not _state.lowered:
         _lower_blas()
-    return list(_pool().map(fn, chunks(items, count)))
+    # the calling thread runs the first chunk itself: one thread fewer to wake, and its
+    # core does not sit idle waiting
+    first, *rest = chunks(items, count)
+    futures = [_pool().submit(fn, chunk) for chunk in rest]
+    _local.inside = True
+    try:
+        head = fn(first)
+    finally:
+        _local.inside = False
+    return [head] + [future.result() for future in futures]
 
 
 class _TaskGraph:
@@ -315,7 +326,13 @@ def run_tasks(tasks):
         return
     if not _state.lowered:
         _lower_blas()
-    for future in [_pool().submit(graph.work) for _ in range(count)]:
+    futures = [_pool().submit(graph.work) for _ in range(count - 1)]
+    _local.inside = True  # the calling thread works too (see map_chunks)
+    try:
+        graph.work()
+    finally:
+        _local.inside = False
+    for future in futures:
         future.result()
     if graph.error is not None:
         raise graph.error

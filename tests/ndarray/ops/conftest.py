@@ -6,8 +6,10 @@ from minigluon.ndarray.ops import host_threads
 
 @pytest.fixture
 def threads(monkeypatch):
-    """``set(n)``: host ops split over ``n`` threads from here on; the BLAS's thread count
-    is restored afterwards."""
+    """``set(n)``: host ops split over ``n`` threads from here on, arrays of 4096
+    elements and up (so that tests split small arrays); the BLAS's thread count is
+    restored afterwards."""
+    monkeypatch.setattr(host_threads, 'SPLIT_ELEMENTS', 1 << 12)
     blas = host_threads._Blas.find()
     before = blas.get() if blas is not None else None
 

@@ -29,6 +29,7 @@ def _step(mode, arrays, clip, monkeypatch, view=lambda a: a):
 @pytest.mark.parametrize('dtype', [np.float32, np.float64], ids=['float32', 'float64'])
 def test_sgd_kernel_leaves_numpys_weights_bit_for_bit(dtype, clip, threads, monkeypatch):
     monkeypatch.setenv(host_threads.VARIABLE, str(threads))
+    monkeypatch.setattr(host_threads, 'SPLIT_ELEMENTS', 1 << 12)  # this small array too
     host_threads._reset()
     blas = host_threads._Blas.find()
     before = blas.get() if blas is not None else None
