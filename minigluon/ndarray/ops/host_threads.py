@@ -309,8 +309,10 @@ class _TaskGraph:
                 cond.notify_all()
 
 
-def run_tasks(tasks):
-    """Run ``tasks``, a list of ``(fn, deps, priority)``, on the host threads at once:
+def run_tasks(tasks, here=False):
+    """Run ``tasks``, a list of ``(fn, deps, priority)``, on the host threads at once
+    (``here``: one after another on the calling thread, for work on a GPU, whose
+    device and stream are the calling thread's):
     each ``fn()`` once, after the tasks whose indices are in ``deps`` have finished;
     among the tasks ready to run, the lowest ``priority`` (then the lowest index) first.
     For work whose parts depend on each other, such as the time steps of stacked
@@ -320,7 +322,7 @@ def run_tasks(tasks):
     if not tasks:
         return
     graph = _TaskGraph(tasks)
-    count = threads()
+    count = 1 if here else threads()
     if count <= 1 or len(tasks) < 2 or getattr(_local, 'inside', False):
         graph.run_here()
         return

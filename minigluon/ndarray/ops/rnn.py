@@ -485,17 +485,19 @@ def _splits(xp, cfg):
 
 
 class _Tasks:
-    """The op's tasks for ``host_threads.run_tasks``; ``add`` returns a task's index."""
+    """The op's tasks for ``host_threads.run_tasks`` (on a GPU, in order on the calling
+    thread); ``add`` returns a task's index."""
 
-    def __init__(self):
+    def __init__(self, xp):
         self.list = []
+        self.host = xp is np
 
     def add(self, fn, deps, priority, *args):
         self.list.append((lambda: fn(*args), list(deps), priority))
         return len(self.list) - 1
 
     def run(self):
-        host_threads.run_tasks(self.list)
+        host_threads.run_tasks(self.list, here=not self.host)
 
 
 def _in_order(chunks, backward_in_time):
@@ -572,7 +574,7 @@ def _forward(xp, cfg, data, parameters, state, state_cell, valid, kernels, train
     """Every layer forward: ``(output, hy, cy, layers)``, ``layers`` holding per layer
     what backward needs."""
     chunks, parts = _splits(xp, cfg)
-    tasks = _Tasks()
+    tasks = _Tasks(xp)
     dtype, out_size = data.dtype, cfg.out
     layers, x, below = [], data, [[] for _ in chunks]  # below: tasks finishing x per chunk
     for layer in range(cfg.layers):
@@ -730,7 +732,7 @@ def _input_grad(xp, cfg, record, dir_grads, dx2, mask, start, stop):
 def _backward(xp, cfg, layers, parameters, dout, dhy, dcy, valid, want_dx, kernels):
     """Every layer backward: ``(dx or None, dparameters, dstate, dstate_cell)``."""
     chunks, parts = _splits(xp, cfg)
-    tasks = _Tasks()
+    tasks = _Tasks(xp)
     dtype = dout.dtype
     dparams = xp.empty_like(parameters)  # every slot is written
     all_grads = []

@@ -76,6 +76,18 @@ def test_tasks_run_after_those_they_wait_for_lowest_priority_first(threads, coun
         assert blas.get() == 1  # one-threaded, as for any split
 
 
+def test_tasks_run_here_stay_on_the_calling_thread(threads):
+    """For GPU work (CuPy's device and stream belong to the thread that set them)."""
+    threads(2)
+    seen = []
+    tasks = [(lambda: seen.append(threading.current_thread()), [], 0) for _ in range(6)]
+    host_threads.run_tasks(tasks, here=True)
+    assert seen == [threading.current_thread()] * 6
+    seen.clear()
+    host_threads.run_tasks(tasks)
+    assert len(seen) == 6 and len(set(seen)) >= 1
+
+
 def test_a_task_error_is_raised_after_the_running_tasks_end(threads):
     threads(2)
     finished = []
