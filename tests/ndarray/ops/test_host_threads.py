@@ -240,22 +240,25 @@ def _dense_step(rows, units, hidden):
     return y.asnumpy(), x.grad.asnumpy(), w.grad.asnumpy(), b.grad.asnumpy()
 
 
-def test_a_dense_layer_splits_its_rows_once_the_blas_is_one_threaded(threads):
+def _count_runs(monkeypatch):
+    """How many runs each call of ``each_run`` splits into, from here on."""
+    runs = []
+    each_run = host_threads.each_run
+
+    def counted(fn, rows, elements):
+        runs.append(len(host_threads.row_runs(rows, elements)))
+        return each_run(fn, rows, elements)
+    monkeypatch.setattr(host_threads, 'each_run', counted)
+    return runs
+
+
+def test_a_dense_layer_splits_its_rows_once_the_blas_is_one_threaded(threads, monkeypatch):
     threads(1)
     one = _dense_step(600, 300, 400)
     blas = threads(2)
     host_threads.map_chunks(lambda chunk: None, [1, 2])  # an earlier split
-    calls = []
-    each_run = host_threads.each_run
-
-    def counted(fn, rows, elements):
-        calls.append(len(host_threads.row_runs(rows, elements)))
-        return each_run(fn, rows, elements)
-    host_threads.each_run = counted
-    try:
-        two = _dense_step(600, 300, 400)
-    finally:
-        host_threads.each_run = each_run
+    calls = _count_runs(monkeypatch)
+    two = _dense_step(600, 300, 400)
     assert blas.get() == 1 and calls == [2, 2, 2]  # forward, data and weight gradients
     for a, b in zip(two, one):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * abs(b).max())
@@ -273,23 +276,14 @@ def _log_softmax_step(shape, axis):
 
 
 @pytest.mark.parametrize('shape,axis', [((300, 500), -1), ((3, 100, 700), 2), ((300, 500), 0)])
-def test_log_softmax_split_by_rows_is_one_threads(threads, shape, axis):
+def test_log_softmax_split_by_rows_is_one_threads(threads, monkeypatch, shape, axis):
     """A language model's decoder outputs: rows go to the threads when the reduction is
     along the last axis (the same numbers, bit for bit); along another axis, one call."""
     threads(1)
     one = _log_softmax_step(shape, axis)
     threads(2)
-    runs = []
-    each_run = host_threads.each_run
-
-    def counted(fn, rows, elements):
-        runs.append(len(host_threads.row_runs(rows, elements)))
-        return each_run(fn, rows, elements)
-    host_threads.each_run = counted
-    try:
-        two = _log_softmax_step(shape, axis)
-    finally:
-        host_threads.each_run = each_run
+    runs = _count_runs(monkeypatch)
+    two = _log_softmax_step(shape, axis)
     assert runs == ([] if axis == 0 else [2, 2])  # forward and backward
     for a, b in zip(two, one):
         np.testing.assert_array_equal(a, b)
