@@ -1,5 +1,5 @@
 """Automatic differentiation, the public face: recording scopes, ``backward``, ``grad``,
-``mark_variables`` and custom ``Function``s.
+``mark_variables``, ``get_symbol`` and custom ``Function``s.
 
 The machinery lies below, in ``ndarray/tape.py`` (flags, nodes, the backward walk on raw
 arrays) and ``ndarray/dispatch.py`` (ops recorded on NDArrays, gradients written into
@@ -10,6 +10,7 @@ from .ndarray import NDArray
 from .ndarray import grad_rules, tape
 from .ndarray.dispatch import attach_node, compute_gradients, requires_grad
 from .ndarray.tape import is_recording, is_training, set_recording, set_training
+from .symbol.recorded import tape_symbol
 
 __all__ = ['record', 'pause', 'train_mode', 'predict_mode', 'is_recording', 'is_training',
            'set_recording', 'set_training', 'mark_variables', 'backward', 'grad', 'get_symbol',
@@ -152,8 +153,6 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
 def get_symbol(x):
     """The computation recorded to compute ``x``, as a Symbol (MXNet's node names
     ``node_0``..., variables ``var0``... for the arrays it read)."""
-    # symbol/ sits above autograd in the layers: imported when asked, not at import
-    from .symbol.recorded import tape_symbol  # pylint: disable=import-outside-toplevel
     return tape_symbol(x)
 
 

@@ -109,8 +109,9 @@ LAYERS = [
     {'backend'},
     {'context'},
     {'ndarray'},    # ndarray/image.py and ndarray/contrib.py too: mx.nd assembles them
-    {'autograd', 'attribute', 'profiler'},
+    {'attribute', 'profiler'},
     {'symbol'},
+    {'autograd'},    # autograd.get_symbol makes a Symbol of the tape
     {'initializer', 'lr_scheduler', 'metric'},
     {'optimizer', 'progress'},    # an optimizer's saved states rebuild its lr_scheduler
     {'kvstore', 'recordio'},

@@ -51,6 +51,7 @@ def _carry(xp, valid, t, new, old):
 
 
 def forward_simple(xp, cfg, w, gx, hs, h, order, valid):
+    """rnn_relu / rnn_tanh steps: ``h = act(gx[t] + h W_h^T)`` into ``hs[t]``."""
     wh_t = w['wh'].T
     relu = cfg.mode == 'rnn_relu'
     for t in order:
@@ -66,6 +67,9 @@ def forward_simple(xp, cfg, w, gx, hs, h, order, valid):
 
 
 def forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid, cs, tcs, hfull, masks, kernels):
+    """LSTM steps: the gate activations into ``gx[t]``, the cell state into ``cs[t]``
+    and its tanh into ``tcs[t]``, the output (projected, with ``hfull[t]`` before) into
+    ``hs[t]``; ``masks[t]`` where the state was clipped."""
     hid = cfg.hidden
     batch = h.shape[0]
     wh_t = w['wh'].T
@@ -110,6 +114,8 @@ def forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid, cs, tcs, hfull, masks, 
 
 
 def forward_gru(xp, cfg, w, gx, hs, h, order, valid, ghn):
+    """GRU steps: the r, z, n activations into ``gx[t]``, ``W_hn h + b_hn`` into
+    ``ghn[t]``, the state into ``hs[t]``."""
     hid = cfg.hidden
     wh_t = w['wh'].T
     bhn = w['bh'][2 * hid:]
@@ -157,6 +163,8 @@ def _add_step_grad(dh, dy_t, valid_t):
 
 
 def backward_simple(xp, cfg, w, saved, dy, dh, order, step, valid, dg):
+    """rnn_relu / rnn_tanh steps backward: the pre-activations' gradients into
+    ``dg[t]``; ``dh`` carried to the earlier steps."""
     wh = w['wh']
     hs = saved['hs']
     for t in order:
@@ -174,6 +182,9 @@ def backward_simple(xp, cfg, w, saved, dy, dh, order, step, valid, dg):
 
 
 def backward_lstm(xp, cfg, w, saved, dy, dh, dc, order, step, valid, dg, dr, kernels):
+    """LSTM steps backward: the gate pre-activations' gradients into ``dg[t]``
+    (and the projection's input gradients into ``dr[t]``); ``dh`` and ``dc`` carried to the
+    earlier steps."""
     hid = cfg.hidden
     gates, cs, tcs, c0 = saved['gates'], saved['cs'], saved['tcs'], saved['c0']
     masks = saved['masks']
@@ -238,6 +249,8 @@ def backward_lstm(xp, cfg, w, saved, dy, dh, dc, order, step, valid, dg, dr, ker
 
 
 def backward_gru(xp, cfg, w, saved, dy, dh, order, step, valid, dg, dxn):
+    """GRU steps backward: the gates' gradients into ``dg[t]`` (the n block's input
+    side into ``dxn[t]``); ``dh`` carried to the earlier steps."""
     hid = cfg.hidden
     gates, hs, h0, ghn = saved['gates'], saved['hs'], saved['h0'], saved['ghn']
     wh = w['wh']
