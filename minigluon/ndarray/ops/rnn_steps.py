@@ -52,18 +52,19 @@ def _carry(xp, valid, t, new, old):
 
 def forward_simple(xp, cfg, w, gx, hs, h, order, valid):
     """rnn_relu / rnn_tanh steps: ``h = act(gx[t] + h W_h^T)`` into ``hs[t]``."""
-    wh_t = w['wh'].T
     relu = cfg.mode == 'rnn_relu'
+    recurrent = _RowsGemm(xp, w['wh'].T, h.shape[0], gx.dtype)
+    gh = xp.empty(gx.shape[1:], dtype=gx.dtype)
     for t in order:
         g = gx[t]
-        g += xp.matmul(h, wh_t)
+        recurrent(h, gh)
+        g += gh
         if relu:
             xp.maximum(g, 0, out=hs[t])
         else:
             xp.tanh(g, out=hs[t])
         _carry(xp, valid, t, hs[t], h)
         h = hs[t]
-    return {}, h, None
 
 
 def forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid, cs, tcs, hfull, masks, kernels):
@@ -117,12 +118,12 @@ def forward_gru(xp, cfg, w, gx, hs, h, order, valid, ghn):
     """GRU steps: the r, z, n activations into ``gx[t]``, ``W_hn h + b_hn`` into
     ``ghn[t]``, the state into ``hs[t]``."""
     hid = cfg.hidden
-    wh_t = w['wh'].T
     bhn = w['bh'][2 * hid:]
+    recurrent = _RowsGemm(xp, w['wh'].T, h.shape[0], gx.dtype)
     gh = xp.empty((h.shape[0], 3 * hid), dtype=gx.dtype)
     for t in order:
         g = gx[t]
-        xp.matmul(h, wh_t, out=gh)
+        recurrent(h, gh)
         rz = g[:, :2 * hid]
         rz += gh[:, :2 * hid]
         _sigmoid_(xp, rz)
@@ -165,7 +166,7 @@ def _add_step_grad(dh, dy_t, valid_t):
 def backward_simple(xp, cfg, w, saved, dy, dh, order, step, valid, dg):
     """rnn_relu / rnn_tanh steps backward: the pre-activations' gradients into
     ``dg[t]``; ``dh`` carried to the earlier steps."""
-    wh = w['wh']
+    recurrent = _RowsGemm(xp, w['wh'], dh.shape[0], dg.dtype)
     hs = saved['hs']
     for t in order:
         keep = _add_step_grad(dh, dy[t], None if valid is None else valid[t])
@@ -175,10 +176,9 @@ def backward_simple(xp, cfg, w, saved, dy, dh, order, step, valid, dg):
             xp.multiply(hs[t], hs[t], out=dg[t])
             xp.subtract(1, dg[t], out=dg[t])
             dg[t] *= dh
-        xp.matmul(dg[t], wh, out=dh)
+        recurrent(dg[t], dh)
         if valid is not None:
             dh += keep
-    return dh, None
 
 
 def backward_lstm(xp, cfg, w, saved, dy, dh, dc, order, step, valid, dg, dr, kernels):
@@ -245,7 +245,6 @@ def backward_lstm(xp, cfg, w, saved, dy, dh, dc, order, step, valid, dg, dr, ker
         if valid is not None:
             dh += keep_h
             dc += keep_c
-    return dh, dc
 
 
 def backward_gru(xp, cfg, w, saved, dy, dh, order, step, valid, dg, dxn):
@@ -253,8 +252,9 @@ def backward_gru(xp, cfg, w, saved, dy, dh, order, step, valid, dg, dxn):
     side into ``dxn[t]``); ``dh`` carried to the earlier steps."""
     hid = cfg.hidden
     gates, hs, h0, ghn = saved['gates'], saved['hs'], saved['h0'], saved['ghn']
-    wh = w['wh']
+    recurrent = _RowsGemm(xp, w['wh'], dh.shape[0], dg.dtype)
     tmp = xp.empty((dh.shape[0], hid), dtype=dg.dtype)
+    back = xp.empty_like(dh)
     for t in order:
         keep = _add_step_grad(dh, dy[t], None if valid is None else valid[t])
         g, d = gates[t], dg[t]
@@ -279,7 +279,7 @@ def backward_gru(xp, cfg, w, saved, dy, dh, order, step, valid, dg, dxn):
         dr_ -= dr_ * r
         xp.multiply(dn, r, out=d[:, 2 * hid:])
         dh *= z
-        dh += xp.matmul(d, wh)
+        recurrent(d, back)
+        dh += back
         if valid is not None:
             dh += keep
-    return dh, None
