@@ -743,11 +743,7 @@ class HybridBlock(Block):
     def _build_cache(self, *args):
         inputs, out = self._get_graph(*args)
         candidates = self._graph_params()
-        static_alloc = bool(dict(self._flags).get('static_alloc'))
-        cached = CachedGraph(inputs, out, candidates, lean=static_alloc)
-        if static_alloc and any(not a.context.is_gpu for a in flatten(args, 'input')[0]
-                                if a is not None):
-            host_memory.keep_freed()
+        cached = self._cached_graph_for(inputs, out, candidates, flatten(args, 'input')[0])
         if cached.unused_inputs:
             warnings.warn('The %s input to HybridBlock is not used by any computation. Is '
                           'this intended?' % ', '.join('%d-th' % i for i in cached.unused_inputs),
@@ -762,6 +758,15 @@ class HybridBlock(Block):
             data = [a for a in flatten(args, 'input')[0] if a is not None]
             self._deferred_infer_shape(cached, data, pending)
         self._cached_op = cached
+
+    def _cached_graph_for(self, inputs, out, params, data):
+        """A ``CachedGraph`` of ``out`` run with this block's flags: ``static_alloc``
+        records its ops with only what first-order gradients need and, when ``data``
+        (the call's arrays) lie on the host, has the process keep the memory it frees."""
+        static_alloc = bool(dict(self._flags).get('static_alloc'))
+        if static_alloc and any(not a.context.is_gpu for a in data if a is not None):
+            host_memory.keep_freed()
+        return CachedGraph(inputs, out, params, lean=static_alloc)
 
     def _deferred_infer_shape(self, cached, data, pending):
         """Give the ``pending`` parameters their shapes from the graph's shape

@@ -36,7 +36,7 @@ from ..symbol import Symbol, Group, var
 from ..symbol.graph import from_json, to_json
 from ..symbol.symbol import total_outputs
 from .block import Block, HybridBlock
-from .cached_graph import (FORMATS_ATTR, STRUCTURE_ATTR, CachedGraph, flatten as _flatten,
+from .cached_graph import (FORMATS_ATTR, STRUCTURE_ATTR, flatten as _flatten,
                            formats_compatible, graph_attrs, regroup as _regroup)
 from .parameter import ParameterDict, _load_checked
 from .utils import shape_is_known
@@ -388,16 +388,17 @@ class SymbolBlock(HybridBlock):
         if any(p._deferred_init for p in self._params.values()):
             self._finish_deferred(values)
         if self._cached_op is None:
-            self._cached_op = self._bind()
+            self._cached_op = self._bind(values)
         outs = self._cached_op.run(values, ctx, self._callback, self._monitor_all)
         return _regroup(outs, self._out_format)
 
-    def _bind(self):
+    def _bind(self, values):
         """The graph with this block's inputs and parameters' variables in place of
-        its own, planned to run (``register_op_hook`` callbacks included)."""
+        its own, planned to run on arrays like ``values`` with the block's flags
+        (``hybridize(static_alloc=True)``; ``register_op_hook`` callbacks included)."""
         syms = [var(name) for name in self._input_names]
         out = self._compose_onto(syms)
-        return CachedGraph(syms, out, list(self._params.values()))
+        return self._cached_graph_for(syms, out, list(self._params.values()), values)
 
     def _compose_onto(self, syms):
         # The parameters enter as their own variables (``param.var()``), which is how

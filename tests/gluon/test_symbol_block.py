@@ -221,6 +221,26 @@ def test_cast_to_float16_keeps_batch_norm_float32_as_the_layers_do(tmp_path):
     np.testing.assert_array_equal(net(x.astype('float16')).asnumpy(), out.asnumpy())
 
 
+def test_static_alloc_records_an_imported_graph_for_first_order_gradients_only(tmp_path):
+    net = _small_gluon_net()
+    x = nd.array(np.random.RandomState(2).uniform(-1, 1, (2, 2, 5, 5)))
+    net.hybridize()
+    net(x)
+    net.export(str(tmp_path / 'net'))
+    block = gluon.SymbolBlock.imports(str(tmp_path / 'net-symbol.json'), ['data'],
+                                      str(tmp_path / 'net-0000.params'))
+    x.attach_grad()
+    grads = []
+    for flags in ({}, {'static_alloc': True}):
+        block.hybridize(**flags)
+        with autograd.record():
+            y = block(x)
+        assert (y._node.saved is None) == bool(flags)  # nothing kept for create_graph
+        y.backward()
+        grads.append(x.grad.asnumpy().copy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
 def test_imports_errors_name_what_is_wrong(tmp_path):
     net = _small_gluon_net()
     out = _small_graph(mx.sym.var('data'))
