@@ -215,7 +215,7 @@ def _splits(xp, cfg):
     count = host_threads.threads() if xp is np else 1
     if count <= 1 or cfg.steps == 0 or cfg.batch == 0:
         return [(0, cfg.steps)], [(0, cfg.batch)]
-    per = max(1, -(-CHUNK_ROWS // max(cfg.batch, 1)))
+    per = max(1, -(-CHUNK_ROWS // cfg.batch))
     chunks = [(a, min(a + per, cfg.steps)) for a in range(0, cfg.steps, per)]
     split = min(-(-count // (cfg.layers * cfg.dirs)), max(1, cfg.batch // PART_ROWS))
     parts = [(run[0], run[-1] + 1) for run in host_threads.chunks(range(cfg.batch), split)]
@@ -253,25 +253,34 @@ def _project(xp, cfg, saved, x2, start, stop):
     out += saved['bias']
 
 
+# A direction's per-step buffers, (T, N, ...): a part of the batch slices their axis 1
+_STEP_BUFFERS = ('gates', 'hs', 'cs', 'tcs', 'hfull', 'masks', 'ghn')
+
+
+def _part_of(saved, rows):
+    """``saved``'s arrays for the samples ``rows`` (the per-step buffers and the initial
+    states; None stays None)."""
+    return {key: None if value is None else
+            value[:, rows] if key in _STEP_BUFFERS else value[rows]
+            for key, value in saved.items() if key not in ('w', 'bias')}
+
+
 def _forward_steps(xp, cfg, saved, chunk, part, reverse, valid, y, sl, kernels):
     """One part of the batch through one chunk of steps, its outputs into ``y[..., sl]``."""
     (start, stop), rows = chunk, slice(*part)
     order = range(stop - 1, start - 1, -1) if reverse else range(start, stop)
     before = stop if reverse else start - 1
     first = not 0 <= before < cfg.steps
-    hs = saved['hs'][:, rows]
-    h = saved['h0'][rows] if first else hs[before]
-    w, gx = saved['w'], saved['gates'][:, rows]
+    view = _part_of(saved, rows)
+    hs, gx, w = view['hs'], view['gates'], saved['w']
+    h = view['h0'] if first else hs[before]
     valid_part = valid[:, rows] if valid is not None else None
     if cfg.mode == 'lstm':
-        cs = saved['cs'][:, rows]
-        c = saved['c0'][rows] if first else cs[before]
-        masks, hfull = saved['masks'], saved['hfull']
-        rnn_steps.forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid_part, cs,
-                      saved['tcs'][:, rows], hfull[:, rows] if hfull is not None else None,
-                      masks[:, rows] if masks is not None else None, kernels)
+        c = view['c0'] if first else view['cs'][before]
+        rnn_steps.forward_lstm(xp, cfg, w, gx, hs, h, c, order, valid_part, view['cs'],
+                               view['tcs'], view['hfull'], view['masks'], kernels)
     elif cfg.mode == 'gru':
-        rnn_steps.forward_gru(xp, cfg, w, gx, hs, h, order, valid_part, saved['ghn'][:, rows])
+        rnn_steps.forward_gru(xp, cfg, w, gx, hs, h, order, valid_part, view['ghn'])
     else:
         rnn_steps.forward_simple(xp, cfg, w, gx, hs, h, order, valid_part)
     if saved['hs'] is not y:
@@ -415,21 +424,17 @@ def _backward_steps(xp, cfg, saved, grads, dy, chunk, part, reverse, valid, kern
     (start, stop), rows = chunk, slice(*part)
     order = range(start, stop) if reverse else range(stop - 1, start - 1, -1)
     step = -1 if reverse else 1
-    view = {key: (value[:, rows] if key in ('gates', 'hs', 'cs', 'tcs', 'hfull', 'masks',
-                                            'ghn') else value[rows])
-            for key, value in saved.items()
-            if value is not None and key not in ('w', 'bias')}
-    view.setdefault('masks', None)
+    view = _part_of(saved, rows)
     w, dh, dg = saved['w'], grads['dh'][rows], grads['dg'][:, rows]
     dy = dy[:, rows]
     valid_part = valid[:, rows] if valid is not None else None
     if cfg.mode == 'lstm':
         dr = grads['dr'][:, rows] if cfg.proj else None
-        rnn_steps.backward_lstm(xp, cfg, w, view, dy, dh, grads['dc'][rows], order, step, valid_part,
-                       dg, dr, kernels)
+        rnn_steps.backward_lstm(xp, cfg, w, view, dy, dh, grads['dc'][rows], order, step,
+                                valid_part, dg, dr, kernels)
     elif cfg.mode == 'gru':
         rnn_steps.backward_gru(xp, cfg, w, view, dy, dh, order, step, valid_part, dg,
-                      grads['dxn'][:, rows])
+                               grads['dxn'][:, rows])
     else:
         rnn_steps.backward_simple(xp, cfg, w, view, dy, dh, order, step, valid_part, dg)
 
