@@ -23,7 +23,7 @@ def _keep(out, lhs, rhs):
 
 
 def _grads(xp, lhs, rhs, dl, dr):
-    return unbroadcast(xp, dl, shape_of(lhs)), unbroadcast(xp, dr, shape_of(rhs))
+    return _shape_grads(xp, lhs, rhs)(dl, dr)
 
 
 def _shape_grads(xp, lhs, rhs):

@@ -234,16 +234,20 @@ def map_chunks(fn, items):
         return [fn(items)]
     if not _state.lowered:
         _lower_blas()
-    # the calling thread runs the first chunk itself: one thread fewer to wake, and its
-    # core does not sit idle waiting
     first, *rest = chunks(items, count)
     futures = [_pool().submit(fn, chunk) for chunk in rest]
+    return [_as_worker(fn, first)] + [future.result() for future in futures]
+
+
+def _as_worker(fn, *args):
+    """``fn(*args)`` on the calling thread as one of the pool's: it takes a share of the
+    work instead of waiting (one thread fewer to wake, and its core does not sit idle),
+    and what it calls does not split again."""
     _local.inside = True
     try:
-        head = fn(first)
+        return fn(*args)
     finally:
         _local.inside = False
-    return [head] + [future.result() for future in futures]
 
 
 class _TaskGraph:
@@ -258,9 +262,9 @@ class _TaskGraph:
             for dep in set(deps):
                 self.waiting[i] += 1
                 self.after[dep].append(i)
-        self.ready = [(tasks[i][2], i) for i, w in enumerate(self.waiting) if w == 0]
-        heapq.heapify(self.ready)
         self.priority = [task[2] for task in tasks]
+        self.ready = [(self.priority[i], i) for i, w in enumerate(self.waiting) if w == 0]
+        heapq.heapify(self.ready)
         self.left = len(tasks)
         self.running = 0
         self.cond = threading.Condition()
@@ -279,6 +283,12 @@ class _TaskGraph:
             _, i = heapq.heappop(self.ready)
             self.fns[i]()
             self._done(i)
+        self.finish()
+
+    def finish(self):
+        """Raise the first error a task raised, or that some tasks never became ready."""
+        if self.error is not None:
+            raise self.error
         if self.left:
             raise MXNetError('run_tasks: the tasks\' dependencies form a cycle')
 
@@ -329,14 +339,7 @@ def run_tasks(tasks, here=False):
     if not _state.lowered:
         _lower_blas()
     futures = [_pool().submit(graph.work) for _ in range(count - 1)]
-    _local.inside = True  # the calling thread works too (see map_chunks)
-    try:
-        graph.work()
-    finally:
-        _local.inside = False
+    _as_worker(graph.work)
     for future in futures:
         future.result()
-    if graph.error is not None:
-        raise graph.error
-    if graph.left:
-        raise MXNetError('run_tasks: the tasks\' dependencies form a cycle')
+    graph.finish()
