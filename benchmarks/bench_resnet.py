@@ -311,14 +311,20 @@ def run_torch(batch_size, steps, warmup, gpus, dtype='float32', tf32=False,
     return _time_steps(step, batch_size, steps, warmup, baseline)
 
 
+def _seconds_each(fn, count):
+    """``fn()`` called ``count`` times: the seconds each call took."""
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def _time_steps(step, batch_size, steps, warmup, baseline):
     for _ in range(warmup):
         step()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
+    times = _seconds_each(step, steps)
     return {'step_s': times, 'peak_rss_mb': peak_rss_mb(),
             'step_peak_over_setup_mb': peak_rss_mb() - baseline}
 
@@ -357,12 +363,7 @@ def time_layers(framework, steps, smoke):
         run = (_torch_layer if framework == 'torch' else _minigluon_layer)(kind, arg, x,
                                                                             name.startswith('7x7'))
         run()
-        times = []
-        for _ in range(steps):
-            start = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - start)
-        out[name] = _median(times) * 1e3
+        out[name] = _median(_seconds_each(run, steps)) * 1e3
     return out
 
 
