@@ -13,9 +13,11 @@ import json
 from .. import nesting
 from ..base import MXNetError
 from ..ndarray import NDArray
-from ..ndarray.dispatch import first_order_only
+from ..ndarray.dispatch import first_order_only, op_monitor, profiling
+from ..ndarray.tape import is_recording
 from ..symbol import Symbol
 from ..symbol.executor import GraphProgram, cached_op_monitor_names
+from ..symbol.graph_node import GraphNode
 from ..symbol.op_specs import spec_of
 from ..nesting import regroup
 
@@ -126,6 +128,7 @@ class CachedGraph:
         used = {i for is_data, i in self.feeds if is_data}
         self.unused_inputs = [i for i in range(len(inputs)) if i not in used]
         self._labels = None
+        self._whole = None  # the GraphNode running the program, made on the first run
 
     def run(self, data, ctx, callback=None, monitor_all=False):
         """The flat outputs for the non-None inputs ``data``, with each parameter's
@@ -145,10 +148,22 @@ class CachedGraph:
                     values.append(arr)
                     continue
             values.append(source.data(ctx))
+        if callback is None and self._runs_whole(values):
+            return self._whole.run(values, ctx)
         if self.lean:
             with first_order_only():
                 return self._run(values, ctx, callback, monitor_all)
         return self._run(values, ctx, callback, monitor_all)
+
+    def _runs_whole(self, values):
+        """True when this run can be one ``GraphNode`` run: the graph allows it, no hook
+        or profiler watches each op, and either the block keeps only first-order
+        gradients (``lean``) or nothing is recorded."""
+        if self._whole is None:
+            self._whole = GraphNode(self.program)
+        return (self._whole.supported and op_monitor() is None and not profiling() and
+                (self.lean or not is_recording()) and
+                all(getattr(v, '_data', None) is not None for v in values))
 
     def _run(self, values, ctx, callback, monitor_all):
         if callback is None:

@@ -209,9 +209,33 @@ def _describe(args):
         data = getattr(a, '_data', None)
         if data is not None:
             parts.append('%s %s @%s' % (shape_str(data.shape) or 'scalar', data.dtype, a._ctx))
+        elif hasattr(a, 'shape') and hasattr(a, 'dtype'):  # a raw array (graph_node)
+            parts.append('%s %s' % (shape_str(a.shape) or 'scalar', a.dtype))
         else:
             parts.append(repr(a) if isinstance(a, numbers.Number) else type(a).__name__)
     return ', '.join(parts)
+
+
+# What a kernel raises for inputs it cannot take (``kernel_error`` explains it).
+KERNEL_ERRORS = (ValueError, TypeError, IndexError, AttributeError)
+
+
+def kernel_error(op, inputs, params, exc):
+    """The MXNetError to raise when ``op``'s kernel failed with ``exc`` (one of
+    ``KERNEL_ERRORS``) on ``inputs``: it names the op, the inputs and the parameters."""
+    return error_like(exc)('op %r failed on inputs (%s) with %s: %s'
+                           % (op.name, _describe(inputs), params or '{}', exc))
+
+
+def output_context(ctx):
+    """Where an op's outputs go for inputs on ``ctx``: ``ctx``, except that MXNet puts
+    the outputs of pinned or shared host inputs on ``cpu(i)``."""
+    return _cpu(ctx.device_id) if ctx.device_type in _HOST_KINDS else ctx
+
+
+def profiling():
+    """True while a profiler records every op (see ``set_profiler``)."""
+    return _profiler is not None
 
 
 def invoke(op, inputs, params, ctx=None):
@@ -258,8 +282,8 @@ def invoke(op, inputs, params, ctx=None):
         raw.append(data)
     if ref is None:
         raise MXNetError('op %r needs at least one NDArray input' % op.name)
-    if ctx.device_type in _HOST_KINDS and not keep_context:
-        ctx = _cpu(ctx.device_id)  # MXNet's outputs of pinned or shared inputs are cpu(i)
+    if not keep_context:
+        ctx = output_context(ctx)
     needs_grad = None
     if op.differentiable and tape._state.recording:
         needs_grad = tuple(getattr(a, '_data', None) is not None and requires_grad(a)
@@ -279,10 +303,8 @@ def invoke(op, inputs, params, ctx=None):
                 result = op.forward(ctx.xp, *raw, **kwargs)
     except MXNetError:
         raise
-    except (ValueError, TypeError, IndexError, AttributeError) as exc:
-        raise error_like(exc)(
-            'op %r failed on inputs (%s) with %s: %s'
-            % (op.name, _describe(inputs), params or '{}', exc)) from exc
+    except KERNEL_ERRORS as exc:
+        raise kernel_error(op, inputs, params, exc) from exc
     if profiler is not None:
         profiler.op_done(op, ctx, start)
     if op.differentiable:

@@ -28,6 +28,7 @@ class _State(threading.local):
     def __init__(self):
         self.recording = False
         self.training = False
+        self.retain_graph = True  # the running backward's retain_graph
 
 
 _state = _State()
@@ -41,6 +42,12 @@ def is_recording():
 def is_training():
     """True when layers such as Dropout and BatchNorm should act as in training."""
     return _state.training
+
+
+def graph_retained():
+    """False while a backward that frees the graph (``retain_graph=False``) runs: a
+    node's backward may then drop what it holds as soon as it is done with it."""
+    return _state.retain_graph
 
 
 def set_recording(recording):
@@ -175,15 +182,20 @@ def run_backward(heads, retain_graph, wanted=(), on_final=None, node_grads=None)
     variables = {}
     order = _topo_order([node for node, _, _ in heads])
     finals = _last_uses(order) if on_final is not None else {}
-    for position, node in enumerate(order):
-        slots = grads.pop(id(node), None)
-        if slots is not None:
-            _backward_node(node, slots, grads, variables, wanted_grads, retain_graph,
-                           node_grads)
-        for var in finals.get(position, ()):
-            done = variables.pop(var, None)
-            if done is not None:
-                on_final(*done)
+    state = _state
+    prev, state.retain_graph = state.retain_graph, bool(retain_graph)
+    try:
+        for position, node in enumerate(order):
+            slots = grads.pop(id(node), None)
+            if slots is not None:
+                _backward_node(node, slots, grads, variables, wanted_grads, retain_graph,
+                               node_grads)
+            for var in finals.get(position, ()):
+                done = variables.pop(var, None)
+                if done is not None:
+                    on_final(*done)
+    finally:
+        state.retain_graph = prev
     return variables, [wanted_grads[(id(node), idx)] for node, idx in wanted]
 
 

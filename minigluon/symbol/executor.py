@@ -65,6 +65,12 @@ class GraphProgram:
                       if shape_inference.open_source_shape(node, np_semantics) is not None]
         self._resolved = {}
 
+    @property
+    def has_open_shapes(self):
+        """True when a node's shape depends on each run's input shapes (see
+        ``steps_for``)."""
+        return bool(self._open)
+
     def steps_for(self, values):
         """The steps to run on the variables' arrays ``values``: ``steps``, with the
         nodes of partly unknown shapes given the shapes these inputs imply."""

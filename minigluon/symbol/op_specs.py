@@ -85,11 +85,15 @@ class OpSpec:
         of ``op`` with the node's arguments (scalar forms, creation ops).
     fixed : dict, optional
         Arguments the name implies (``softrelu`` is ``Activation(act_type='softrelu')``).
+    scalar_first : bool, optional
+        For a scalar form run by ``run``: True when ``op`` takes the scalar first.
     """
 
     def __init__(self, mx_name, op=None, hint=None, run=None, fixed=None, inputs=None,
-                 variadic=None, accepted=None, same_shape=False):
+                 variadic=None, accepted=None, same_shape=False, scalar_first=None):
         self.mx_name = mx_name
+        # a scalar form (``_plus_scalar``): whether the scalar is the kernel's first input
+        self.scalar_first = scalar_first
         self.op = op
         self.hint = hint or mx_name.lower()
         self._run = run
@@ -266,6 +270,22 @@ class OpSpec:
             out = invoke(op, inputs, params)
             return out if isinstance(out, list) else [out]
         return run_op
+
+    def kernel(self, attrs):
+        """``(op, params, fill)`` when a node with ``attrs`` is one call of a kernel of
+        the op table, so it can run on raw arrays; None for ops made of a ``run``
+        function. ``fill`` is None when the node's inputs are the kernel's, else
+        ``(template, positions)``: the kernel's inputs are ``template`` (a list holding
+        None, or a scalar form's scalar) with the node's inputs put at ``positions``."""
+        if self.scalar_first is not None:
+            scalar = self.params(attrs)['scalar']
+            return self.op, {}, (([scalar, None], [1]) if self.scalar_first
+                                 else ([None, scalar], [0]))
+        if not self.run_is_op:
+            return None
+        slots = self._input_slots(attrs)
+        return self.op, self.params(attrs), \
+            None if slots is None else ([None] * len(self._inputs), slots)
 
     def _input_slots(self, attrs):
         """Where a node's inputs go among the kernel's, when the node leaves some out
@@ -492,7 +512,8 @@ for _pass in ('plain', 'flipped'):
             _camel = ''.join(w.capitalize() for w in _mx.strip('_').split('_'))
             _add(OpSpec(_mx, get_op(_op_name), hint='_' + _mx.strip('_').replace('_', ''),
                         run=_scalar_runner(get_op(_op_name), _reverse), inputs=('data',),
-                        accepted=('scalar',), same_shape=True), '_' + _camel, public=False)
+                        accepted=('scalar',), same_shape=True, scalar_first=_reverse),
+             '_' + _camel, public=False)
 
 
 # ---- ops made of several kernel calls, and creation ops ----

@@ -12,12 +12,14 @@ from ..registry import register, shape_rule
 from . import elemwise, host_threads
 
 
-@register('FullyConnected', num_inputs=3)
-def fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True):
+@register('FullyConnected', num_inputs=3, takes_needs_grad=True)
+def fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True,
+                    *, needs_grad=(True, True, True)):
     """``data @ weight.T + bias`` with weight ``(num_hidden, in_units)``.
 
     ``flatten=True`` first collapses all axes after the first; otherwise the product
-    applies to the last axis.
+    applies to the last axis. Backward computes only the gradients in ``needs_grad``
+    (a first layer's data gradient is one GEMM of three).
     """
     num_hidden = weight.shape[0] if num_hidden is None else num_hidden
     x = data.reshape(data.shape[0], -1) if flatten else data.reshape(-1, data.shape[-1])
@@ -33,8 +35,9 @@ def fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False,
 
     def backward(dy):
         dy2 = dy.reshape(-1, num_hidden)
-        return (product(dy2, weight).reshape(data.shape), product(dy2.T, x),
-                sum_over(xp, dy2, (0,)) if use_bias else None)
+        return (product(dy2, weight).reshape(data.shape) if needs_grad[0] else None,
+                product(dy2.T, x) if needs_grad[1] else None,
+                sum_over(xp, dy2, (0,)) if use_bias and needs_grad[2] else None)
     return out.reshape(out_shape), backward
 
 

@@ -89,3 +89,28 @@ def test_gelu_on_float16_is_float32_rounded_once():
     y32.backward()
     np.testing.assert_array_equal(y16.asnumpy(), y32.asnumpy().astype(np.float16))
     np.testing.assert_array_equal(x16.grad.asnumpy(), x32.grad.asnumpy().astype(np.float16))
+
+
+@pytest.mark.parametrize('wanted', [('data', 'weight', 'bias'), ('weight', 'bias'), ('data',)])
+def test_fully_connected_computes_only_the_gradients_autograd_wants(monkeypatch, wanted):
+    """The data gradient of a layer on the network's input is one GEMM of three: it is
+    not computed when the data needs no gradient; the wanted ones are still right."""
+    from minigluon.ndarray.ops import host_threads
+    products = []
+    real = host_threads.matmul
+    monkeypatch.setattr(host_threads, 'matmul', lambda a, b: products.append(1) or real(a, b))
+    rng = np.random.RandomState(0)
+    arrays = {'data': nd.array(rng.randn(4, 5)), 'weight': nd.array(rng.randn(3, 5)),
+              'bias': nd.array(rng.randn(3))}
+    for name in wanted:
+        arrays[name].attach_grad()
+    with autograd.record():
+        y = nd.FullyConnected(arrays['data'], arrays['weight'], arrays['bias'], num_hidden=3)
+    dy = rng.randn(4, 3)
+    del products[:]
+    y.backward(nd.array(dy))
+    assert len(products) == ('data' in wanted) + ('weight' in wanted)
+    expected = {'data': dy @ arrays['weight'].asnumpy(), 'weight': dy.T @ arrays['data'].asnumpy(),
+                'bias': dy.sum(axis=0)}
+    for name in wanted:
+        np.testing.assert_allclose(arrays[name].grad.asnumpy(), expected[name], rtol=1e-5)
