@@ -12,7 +12,13 @@ Two models, each trained for one step at a time (forward, loss, backward and
 
 - ``mlp``: three ``Dense`` layers (``--units`` wide, ReLU between, 10 outputs) on
   ``--units`` features, batch ``--batch-size``; what hybridizing saves here is Python
-  dispatch. Goal: hybridized at least 2x the imperative step's speed.
+  dispatch. Goal: hybridized at least 2x the imperative step's speed. Beside it runs
+  the **GEMM floor**: the step's eight matrix products alone, in numpy on arrays of
+  their shapes, less than any step calling numpy's BLAS can take; ``GEMM
+  floor/imperative`` bounds what removing everything else could gain.
+- Each minigluon run ends with steps under minigluon's profiler: the time per step in
+  each op's kernels. A replay runs the same kernels, so ``imperative/its <op>
+  kernels`` (the heaviest op's) bounds what hybridizing can gain.
 - ``resnet``: ``model_zoo.vision.resnet18_v1(classes=10, thumbnail=True)`` on
   ``--image-size`` images. Goals: hybridized at least 1.1x the imperative speed, and a
   peak resident memory at most 0.8x the imperative run's.
@@ -38,6 +44,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ('imperative', 'hybridized')
+FLOOR = 'GEMM floor'  # the MLP step's matrix products alone
 GOALS = {'mlp': {'speed': 2.0}, 'resnet': {'speed': 1.1, 'peak_rss': 0.8}}
 
 
@@ -64,9 +71,35 @@ def build(mx, model, args):
     return net, x, y
 
 
+def gemm_floor_step(args):
+    """The MLP step's matrix products alone (see the module docstring), in numpy on
+    arrays of their shapes, as a function returning a number in place of a loss."""
+    import numpy as np
+    rng = np.random.RandomState(0)
+
+    def arr(*shape):
+        return rng.randn(*shape).astype(np.float32)
+    batch, units = args.batch_size, args.units
+    x, h1, h2 = arr(batch, units), arr(batch, units), arr(batch, units)
+    w1, w2, w3 = arr(units, units), arr(units, units), arr(10, units)
+    d1, d2, d3 = arr(batch, units), arr(batch, units), arr(batch, 10)
+
+    def step():
+        # forward: three layers; backward: each weight's gradient, and the data
+        # gradients of the upper two layers (the first layer's data needs none)
+        products = (x @ w1.T, h1 @ w2.T, h2 @ w3.T, d3.T @ h2, d3 @ w3, d2.T @ h1, d2 @ w2,
+                    d1.T @ x)
+        return float(len(products))
+    return step
+
+
 def run(framework, model, mode, args):
     """Time ``--*-steps`` training steps after ``--warmup`` (the trace of a hybridized
     block happens in the first); seconds per step, peak RSS, the first step's loss."""
+    if framework == 'GEMM':
+        baseline = peak_rss_mb()
+        step = gemm_floor_step(args)
+        return timed(step, args.mlp_steps, args.warmup, baseline, float(step()))
     if framework == 'mxnet':
         import mxnet as mx
     else:
@@ -90,10 +123,38 @@ def run(framework, model, mode, args):
         return loss
 
     first_loss = float(step().mean().asscalar())
-    for _ in range(args.warmup - 1):
+    result = timed(step, args.mlp_steps if model == 'mlp' else args.resnet_steps, args.warmup,
+                   baseline, first_loss)
+    if framework == 'minigluon':
+        result['kernel_ms'] = kernel_ms(mx, step, 20 if model == 'mlp' else 1)
+    return result
+
+
+def kernel_ms(mx, step, steps):
+    """Milliseconds per step in each op's kernels, forward and backward together, from
+    minigluon's profiler over ``steps`` more steps: what a replay of the same kernels
+    cannot take away."""
+    profiler = mx.profiler
+    profiler.set_config(profile_all=True, aggregate_stats=True)
+    profiler.set_state('run')
+    for _ in range(steps):
+        step()
+    profiler.set_state('stop')
+    stats = json.loads(profiler.dumps(reset=True, format='json'))['Time'].get('operator', {})
+    out = {}
+    for name, stat in stats.items():
+        op = name[len('_backward_'):] if name.startswith('_backward_') else name
+        out[op] = out.get(op, 0.0) + stat['Total'] / steps
+    return out
+
+
+def timed(step, steps, warmup, baseline, first_loss):
+    """Seconds of each of ``steps`` calls of ``step`` after ``warmup`` untimed ones (the
+    first of which has run already), and peak RSS."""
+    for _ in range(warmup - 1):
         step()
     times = []
-    for _ in range(args.mlp_steps if model == 'mlp' else args.resnet_steps):
+    for _ in range(steps):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
@@ -125,7 +186,9 @@ def merge(runs, batch_size):
             'samples_per_s': batch_size / median,
             'peak_rss_mb': max(r['peak_rss_mb'] for r in runs),
             'step_peak_over_setup_mb': max(r['step_peak_over_setup_mb'] for r in runs),
-            'first_loss': runs[0]['first_loss'], 'steps_timed': len(times)}
+            'first_loss': runs[0]['first_loss'], 'steps_timed': len(times),
+            'kernel_ms': {op: sum(r['kernel_ms'].get(op, 0.0) for r in runs) / len(runs)
+                          for op in sorted({op for r in runs for op in r.get('kernel_ms', {})})}}
 
 
 def ratios(results):
@@ -139,6 +202,14 @@ def ratios(results):
     out = {'hybridized/imperative speed': speed(imp, hyb, 'median_step_ms'),
            'hybridized/imperative speed, best steps': speed(imp, hyb, 'best_step_ms'),
            'hybridized/imperative peak RSS': speed(hyb, imp, 'peak_rss_mb')}
+    kernels = results[imp]['kernel_ms']
+    if kernels:
+        heaviest = max(kernels, key=kernels.get)
+        out['imperative/its %s kernels' % heaviest] = \
+            results[imp]['median_step_ms'] / kernels[heaviest]
+    if FLOOR in results:
+        out['GEMM floor/imperative speed'] = speed(imp, FLOOR, 'median_step_ms')
+        out['hybridized/GEMM floor speed'] = speed(FLOOR, hyb, 'median_step_ms')
     if mxnet in results:
         out['minigluon/MXNet hybridized speed'] = speed(mxnet, hyb, 'median_step_ms')
         out['minigluon/MXNet hybridized speed, best steps'] = speed(mxnet, hyb, 'best_step_ms')
@@ -190,7 +261,8 @@ def main():
     runs = {}
     for _ in range(args.repeat):
         for model in models:
-            for framework, mode, python in configs:
+            for framework, mode, python in configs + (
+                    [('GEMM', 'floor', sys.executable)] if model == 'mlp' else []):
                 label = '%s %s' % ('MXNet' if framework == 'mxnet' else framework, mode)
                 runs.setdefault(model, {}).setdefault(label, []).append(
                     spawn(python, framework, model, mode, args))
@@ -228,6 +300,11 @@ def main():
     for model in models:
         for name, value in report['ratios'][model].items():
             print('| %s | %s | %.2fx | %s |' % (model, name, value, goal_text(model, name)))
+    for model in models:
+        hybridized = results[model]['minigluon hybridized']
+        shares = sorted(hybridized['kernel_ms'].items(), key=lambda kv: -kv[1])[:4]
+        print('%s: the hybridized step\'s time in kernels (profiler): %s' % (model, ', '.join(
+            '%s %.0f%%' % (op, 100 * ms / hybridized['median_step_ms']) for op, ms in shares)))
     for model in models:
         imp, hyb = (results[model]['minigluon %s' % m]['first_loss'] for m in MODES)
         if abs(imp - hyb) > 1e-4 * max(1.0, abs(imp)):
