@@ -645,12 +645,16 @@ class HybridBlock(Block):
         clear : bool, default True
             Drop the traced graph, so the next call traces again.
         static_alloc : bool, default False
-            Memory for speed, as MXNet's flag: the graph's ops are recorded with only
-            what first-order gradients need, so intermediates nothing else needs (a
-            BatchNorm's output before its ReLU) are freed after the forward instead of
-            being kept for gradients of gradients (which then raise an error through
-            this block); on a CPU the process keeps the memory it frees for the next
-            call's arrays instead of mapping fresh pages (``ndarray/host_memory.py``).
+            Memory for speed, as MXNet's flag: the graph runs on raw arrays and is
+            recorded as one autograd node (MXNet's ``_CachedOp``;
+            ``symbol/graph_node.py``) holding only what first-order gradients need, so
+            intermediates nothing else needs (a BatchNorm's output before its ReLU)
+            are freed after the forward instead of being kept for gradients of
+            gradients (which then raise an error through this block); on a CPU the
+            process keeps the memory it frees for the next call's arrays instead of
+            mapping fresh pages (``ndarray/host_memory.py``). Op hooks and the
+            profiler still see each op. Without it, a call outside ``record()`` runs
+            the same way, and a recorded call records op by op.
         static_shape : bool, default False
             Accepted: a graph is planned once whatever the input shapes, and each
             intermediate array is released at its last use.

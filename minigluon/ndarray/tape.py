@@ -29,6 +29,7 @@ class _State(threading.local):
         self.recording = False
         self.training = False
         self.retain_graph = True  # the running backward's retain_graph
+        self.finals = None  # the running node's _Finals, when backward hands them out
 
 
 _state = _State()
@@ -48,6 +49,42 @@ def graph_retained():
     """False while a backward that frees the graph (``retain_graph=False``) runs: a
     node's backward may then drop what it holds as soon as it is done with it."""
     return _state.retain_graph
+
+
+class _Finals:
+    """The variables whose last consumer is the node now running backward, and how to
+    hand one's complete gradient over (``take_final``)."""
+    __slots__ = ('ids', 'variables', 'on_final', 'taken')
+
+    def __init__(self, ids, variables, on_final):
+        self.ids, self.variables, self.on_final = set(ids), variables, on_final
+        self.taken = set()
+
+
+def _once(ids, parents):
+    """Those of the variables ``ids`` that are exactly one of ``parents``: a variable
+    twice among a node's inputs gets its gradient from both, so none is final early."""
+    counts = {}
+    for parent in parents or ():
+        if parent is not None and type(parent) is not tuple:
+            counts[id(parent)] = counts.get(id(parent), 0) + 1
+    return [v for v in ids if counts.get(v) == 1]
+
+
+def take_final(variable, grad):
+    """Hand ``grad``, the running node's last contribution to the gradient of
+    ``variable`` (one of its parents), to the backward's ``on_final`` now, before the
+    node's backward returns; True when taken, and the node then returns None for it.
+    A node holding a whole graph (``symbol/graph_node.py``) calls this as each
+    parameter's gradient completes, so a Trainer pushes it while backward goes on."""
+    finals = _state.finals
+    if finals is None or id(variable) not in finals.ids:
+        return False
+    finals.ids.discard(id(variable))
+    finals.taken.add(id(variable))
+    held = finals.variables.pop(id(variable), None)
+    finals.on_final(variable, grad if held is None else held[1] + grad)
+    return True
 
 
 def set_recording(recording):
@@ -188,8 +225,19 @@ def run_backward(heads, retain_graph, wanted=(), on_final=None, node_grads=None)
         for position, node in enumerate(order):
             slots = grads.pop(id(node), None)
             if slots is not None:
-                _backward_node(node, slots, grads, variables, wanted_grads, retain_graph,
-                               node_grads)
+                here = None
+                if position in finals:
+                    here = state.finals = _Finals(_once(finals[position], node.parents),
+                                                  variables, on_final)
+                try:
+                    _backward_node(node, slots, grads, variables, wanted_grads,
+                                   retain_graph, node_grads)
+                finally:
+                    state.finals = None
+                if here is not None and here.taken & variables.keys():
+                    raise MXNetError('backward of %r returned a gradient for an input whose '
+                                     'final gradient it had handed over (take_final)'
+                                     % node.name)
             for var in finals.get(position, ()):
                 done = variables.pop(var, None)
                 if done is not None:

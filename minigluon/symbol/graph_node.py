@@ -97,7 +97,8 @@ class GraphNode:
         wrap, out_ctx = type(values[0]), output_context(ctx)
         outs = [wrap(slots[s][k], out_ctx) for s, k in program.heads]
         if path:
-            attach_node(_backward(path, program, xp), values, outs, NODE_NAME,
+            variables = [v if v._node is None else None for v in values]
+            attach_node(_backward(path, program, variables, xp), values, outs, NODE_NAME,
                         rule=tape.first_order_rule)
         return outs
 
@@ -133,12 +134,24 @@ class GraphNode:
                 slots[s] = None
 
 
-def _backward(path, program, xp):
+def _backward(path, program, variables, xp):
     """The recorded node's backward: output gradients in, one gradient (or None) per
-    variable out, through the kept closures in reverse."""
+    graph variable out, through the kept closures in reverse. The gradient of an
+    autograd variable among the inputs (``variables``: the input, or None) is handed to
+    the tape as soon as the last closure adding to it has run (``tape.take_final``)."""
     heads = program.heads
     var_slots = program.var_slots
     outputs = {index: meta for index, _, _, meta in path}  # what each node's outputs are
+    # after which entry of ``path`` (walked in reverse) each variable's gradient is whole
+    complete = {}
+    variable_of = {slot: var for slot, var in zip(var_slots, variables) if var is not None}
+    for at, (_, _, grad_to, _) in enumerate(path):
+        for _, s, _ in grad_to:
+            if s in variable_of and s not in complete:
+                complete[s] = at
+    completing = {}
+    for s, at in complete.items():
+        completing.setdefault(at, []).append(s)
 
     def backward(out_grads):
         if len(heads) == 1:
@@ -154,23 +167,30 @@ def _backward(path, program, xp):
             if not keep:  # what the closure holds goes once it has run, as the tape's
                 path[at] = None
             given = grads[index]
-            if given is None:
-                continue
-            grads[index] = None
-            if len(meta) == 1:
-                in_grads = closure(given[0])
-            else:
-                in_grads = closure(tuple(
-                    g if g is not None else xp.zeros(shape, dtype)
-                    for g, (shape, dtype) in zip(given, meta)))
-            if not isinstance(in_grads, (tuple, list)):
-                in_grads = (in_grads,)
-            for position, s, k in grad_to:
-                grad = in_grads[position]
-                if grad is not None:
-                    _add(grads, s, k, grad, outputs)
+            if given is not None:
+                grads[index] = None
+                _step_back(closure, given, meta, grad_to, grads, outputs, xp)
+            for s in completing.get(at, ()):
+                if grads[s] is not None and tape.take_final(variable_of[s], grads[s][0]):
+                    grads[s] = None
         return tuple(grads[s][0] if grads[s] is not None else None for s in var_slots)
     return backward
+
+
+def _step_back(closure, given, meta, grad_to, grads, outputs, xp):
+    """One node's backward: its output gradients ``given`` (None for an output none
+    reached: zeros) through its ``closure``, summed into its inputs' slots."""
+    if len(meta) == 1:
+        in_grads = closure(given[0])
+    else:
+        in_grads = closure(tuple(g if g is not None else xp.zeros(shape, dtype)
+                                 for g, (shape, dtype) in zip(given, meta)))
+    if not isinstance(in_grads, (tuple, list)):
+        in_grads = (in_grads,)
+    for position, s, k in grad_to:
+        grad = in_grads[position]
+        if grad is not None:
+            _add(grads, s, k, grad, outputs)
 
 
 def _add(grads, slot, k, grad, outputs):

@@ -110,3 +110,38 @@ def test_a_kernel_failing_inside_the_graph_names_the_node():
     net(nd.ones((2, 4)))
     with pytest.raises(MXNetError, match=r'reshaping \(3, 3\).*in graph node \w+_reshape0, op Reshape'):
         net(nd.ones((3, 3)))
+
+
+def test_each_parameter_gradient_is_written_as_soon_as_the_graph_completes_it(monkeypatch):
+    """A Trainer pushes a gradient to its kvstore when it is written: the last layer's
+    are written before the first layer's products run, as op-by-op recording does."""
+    from minigluon.ndarray.ops import host_threads
+    net = gluon.nn.HybridSequential(prefix='net_')
+    with net.name_scope():
+        net.add(gluon.nn.Dense(4, in_units=3, activation='tanh'), gluon.nn.Dense(2, in_units=4))
+    net.initialize()
+    net.hybridize(static_alloc=True)
+    x = nd.random.normal(shape=(5, 3))
+    net(x)  # the trace
+    products, written = [], []
+    real = host_threads.matmul
+    monkeypatch.setattr(host_threads, 'matmul', lambda a, b: products.append(1) or real(a, b))
+    for param in net.collect_params().values():
+        arr = param.data()
+        hook = arr._grad_hook
+
+        def watch(a, done, name=param.name, hook=hook):
+            if done:
+                written.append((name, len(products)))
+            if hook is not None:
+                hook(a, done)
+        arr._grad_hook = watch
+    with autograd.record():
+        y = net(x)
+    del products[:]
+    y.backward()
+    # the second layer: its data and weight gradients (two products); then the first
+    # layer's weight gradient (its data needs none)
+    assert sorted(written) == [('net_dense0_bias', 3), ('net_dense0_weight', 3),
+                               ('net_dense1_bias', 2), ('net_dense1_weight', 2)]
+    assert y._node.name == NODE_NAME
