@@ -34,7 +34,7 @@ class GraphNode:
     def __init__(self, program):
         self.program = program
         self._plans = {}
-        self.kernels = {}
+        self._kernels = {}
         heads = {s for s, _ in program.heads}
         self.supported = not program.has_open_shapes and not heads & set(program.var_slots)
         for index, _, _, _, node in program.steps:
@@ -42,7 +42,7 @@ class GraphNode:
             if kernel is None or kernel[0].output_context is not None:
                 self.supported = False
                 return
-            self.kernels[index] = kernel
+            self._kernels[index] = kernel
 
     def _plan(self, need):
         """The steps for inputs of which ``need`` (a bool per variable, or None when
@@ -56,7 +56,7 @@ class GraphNode:
         on_path = {s for s, wanted in zip(program.var_slots, need or ()) if wanted}
         steps = []
         for index, _, inputs, release, node in program.steps:
-            op, params, fill = self.kernels[index]
+            op, params, fill = self._kernels[index]
             width = len(inputs) if fill is None else len(fill[0])
             positions = list(range(len(inputs))) if fill is None else fill[1]
             grad_to = None
@@ -117,7 +117,8 @@ class GraphNode:
                 raise type(exc)('%s (in graph node %s, op %s)' % (exc, node.name, node.op)) \
                     from exc
             except KERNEL_ERRORS as exc:
-                raise kernel_error(op, raw, params, exc) from exc
+                error = kernel_error(op, raw, params, exc)
+                raise type(error)('%s (in graph node %s)' % (error, node.name)) from exc
             if op.differentiable:
                 result, backward = result
             if isinstance(result, (tuple, list)):

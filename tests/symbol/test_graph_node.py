@@ -112,6 +112,18 @@ def test_a_kernel_failing_inside_the_graph_names_the_node():
         net(nd.ones((3, 3)))
 
 
+    class Adder(gluon.HybridBlock):
+        def hybrid_forward(self, F, x, y):
+            return F.broadcast_add(x, y) * 2
+
+    net = Adder()
+    net.hybridize(static_alloc=True)
+    net(nd.ones((2, 3)), nd.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"'add' failed on inputs \(2x3 float32, 4x3 float32\)"
+                                         r".*in graph node \w+_broadcast_add0"):
+        net(nd.ones((2, 3)), nd.ones((4, 3)))
+
+
 def test_each_parameter_gradient_is_written_as_soon_as_the_graph_completes_it(monkeypatch):
     """A Trainer pushes a gradient to its kvstore when it is written: the last layer's
     are written before the first layer's products run, as op-by-op recording does."""
