@@ -185,6 +185,8 @@ def each_run(fn, rows, elements):
     """``[fn(lo, hi) for (lo, hi) in row_runs(rows, elements)]``, the runs at once on the
     host threads (compiled kernels and numpy's ufuncs let go of the GIL); results in
     row order."""
+    if elements < SPLIT_ELEMENTS:  # one run (row_runs' answer) without the pool's path
+        return [fn(0, rows)] if rows else []
     return [result for chunk in map_chunks(lambda runs: [fn(lo, hi) for lo, hi in runs],
                                            row_runs(rows, elements))
             for result in chunk]
@@ -193,7 +195,7 @@ def each_run(fn, rows, elements):
 def apply_rows(fn, out, *inputs):
     """``fn(*inputs, out)`` for a host array ``out`` and arrays of its shape (or
     scalars), in runs of rows split over the host threads. Returns ``out``."""
-    if out.ndim == 0:
+    if out.ndim == 0 or out.size < SPLIT_ELEMENTS:  # one run: no slicing, no pool
         fn(*inputs, out)
         return out
     each_run(lambda lo, hi: fn(*[a[lo:hi] if isinstance(a, np.ndarray) else a

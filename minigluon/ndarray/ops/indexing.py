@@ -6,12 +6,26 @@ from ...base import MXNetError, MXNetIndexError
 from ..registry import fill_from, register, shape_rule, unbroadcast
 
 
+def along_axis(xp, indices, axis):
+    """The index tuple that picks ``indices`` (an array of the target's number of
+    dimensions) along ``axis``: ``indices`` there, a range shaped to broadcast on every
+    other axis (numpy's take/put_along_axis, without their checks, which cost a small
+    array more than the gather itself, and on CuPy versions that lack them)."""
+    axis %= indices.ndim
+    index = []
+    for dim, size in enumerate(indices.shape):
+        if dim == axis:
+            index.append(indices)
+        else:
+            shape = [1] * indices.ndim
+            shape[dim] = size
+            index.append(xp.arange(size).reshape(shape))
+    return tuple(index)
+
+
 def put_along_axis(xp, target, indices, values, axis):
-    """``target[..., indices, ...] = values`` along ``axis`` (numpy's put_along_axis,
-    written with open grids so it also runs on CuPy versions that lack it)."""
-    index = list(xp.ogrid[tuple(slice(n) for n in indices.shape)])
-    index[axis % target.ndim] = indices
-    target[tuple(index)] = values
+    """``target[..., indices, ...] = values`` along ``axis`` (numpy's put_along_axis)."""
+    target[along_axis(xp, indices, axis)] = values
 
 
 def _has_integer_array(key):
@@ -61,8 +75,8 @@ def _clip_or_wrap(xp, indices, size, mode):
     idx = indices.astype(np.int64)
     if mode == 'wrap':
         return idx % size
-    if mode == 'clip':
-        return xp.clip(idx, 0, size - 1)
+    if mode == 'clip':  # idx is a fresh copy: clipped in place, without clip's checks
+        return xp.minimum(xp.maximum(idx, 0, out=idx), size - 1, out=idx)
     raise MXNetError("mode must be 'clip' or 'wrap', got %r" % (mode,))
 
 
@@ -109,13 +123,14 @@ def pick(xp, data, index, axis=-1, keepdims=False, mode='clip'):
     """Pick one element per row along ``axis``: ``out[i] = data[i, index[i]]``."""
     ax = axis % data.ndim
     idx = _clip_or_wrap(xp, index, data.shape[ax], mode)
-    idx = xp.expand_dims(idx.reshape(data.shape[:ax] + data.shape[ax + 1:]), ax)
-    out = xp.take_along_axis(data, idx, axis=ax)
+    idx = idx.reshape(data.shape[:ax] + (1,) + data.shape[ax + 1:])
+    where = along_axis(xp, idx, ax)
+    out = data[where]
     src, dtype = data.shape, data.dtype
 
     def backward(dy):
         g = xp.zeros(src, dtype)
-        put_along_axis(xp, g, idx, dy.reshape(idx.shape), ax)
+        g[where] = dy.reshape(idx.shape)
         return g, None
     return (out if keepdims else out.squeeze(axis=ax)), backward
 

@@ -35,6 +35,27 @@ def test_pick_clips_or_wraps_indices():
                                   [3, 5, 10])
 
 
+@pytest.mark.parametrize('axis', [0, 1, 2, -1])
+def test_pick_along_any_axis_of_3d_data_and_its_gradient(axis):
+    from minigluon import autograd
+    rng = np.random.RandomState(axis % 3)
+    data = rng.randn(2, 3, 4)
+    shape = list(data.shape)
+    shape[axis] = 1
+    index = rng.randint(0, data.shape[axis], shape)
+    x = nd.array(data)
+    x.attach_grad()
+    with autograd.record():
+        out = nd.pick(x, nd.array(index.squeeze(axis)), axis=axis)
+    weights = rng.randn(*out.shape)
+    out.backward(nd.array(weights))
+    expected = np.take_along_axis(data, index, axis=axis).squeeze(axis)
+    np.testing.assert_array_equal(out.asnumpy(), expected.astype(np.float32))
+    grad = np.zeros(data.shape)
+    np.put_along_axis(grad, index, np.expand_dims(weights, axis), axis=axis)
+    np.testing.assert_array_equal(x.grad.asnumpy(), grad.astype(np.float32))
+
+
 def test_take_raise_mode_rejects_out_of_range_indices():
     data = nd.arange(6).reshape((3, 2))
     assert nd.take(data, nd.array([2, 0]), mode='raise').asnumpy().tolist() == [[4, 5], [0, 1]]
