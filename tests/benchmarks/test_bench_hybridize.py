@@ -31,6 +31,7 @@ def test_bench_hybridize_prints_its_table_and_writes_json_at_a_tiny_size(tmp_pat
     assert len(floor) == 1 and floor[0][1].strip() == 'mlp' and float(floor[0][3]) > 0
     assert report['ratios']['mlp']['GEMM floor/imperative speed'] > 0
     assert report['ratios']['resnet']['imperative/its Convolution kernels'] > 1
+    assert report['ratios']['mlp']['hybridized/imperative speed, paired in one process'] > 0
     assert 'resnet: the hybridized step\'s time in kernels (profiler): Convolution' in done.stdout
     for model in ('mlp', 'resnet'):
         ratios = report['ratios'][model]
