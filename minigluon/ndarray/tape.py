@@ -227,17 +227,10 @@ def run_backward(heads, retain_graph, wanted=(), on_final=None, node_grads=None)
             if slots is not None:
                 here = None
                 if position in finals:
-                    here = state.finals = _Finals(_once(finals[position], node.parents),
-                                                  variables, on_final)
-                try:
-                    _backward_node(node, slots, grads, variables, wanted_grads,
-                                   retain_graph, node_grads)
-                finally:
-                    state.finals = None
-                if here is not None and here.taken & variables.keys():
-                    raise MXNetError('backward of %r returned a gradient for an input whose '
-                                     'final gradient it had handed over (take_final)'
-                                     % node.name)
+                    here = _Finals(_once(finals[position], node.parents), variables,
+                                   on_final)
+                _backward_handing_over(here, node, slots, grads, variables, wanted_grads,
+                                       retain_graph, node_grads)
             for var in finals.get(position, ()):
                 done = variables.pop(var, None)
                 if done is not None:
@@ -245,6 +238,19 @@ def run_backward(heads, retain_graph, wanted=(), on_final=None, node_grads=None)
     finally:
         state.retain_graph = prev
     return variables, [wanted_grads[(id(node), idx)] for node, idx in wanted]
+
+
+def _backward_handing_over(finals, node, *args):
+    """``_backward_node(node, *args)`` with ``finals`` (a ``_Finals``, or None) open to
+    the node's ``take_final`` calls while it runs."""
+    _state.finals = finals
+    try:
+        _backward_node(node, *args)
+    finally:
+        _state.finals = None
+    if finals is not None and finals.taken & finals.variables.keys():
+        raise MXNetError('backward of %r returned a gradient for an input whose final '
+                         'gradient it had handed over (take_final)' % node.name)
 
 
 def _backward_node(node, slots, grads, variables, wanted_grads, retain_graph, node_grads):

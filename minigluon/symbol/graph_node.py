@@ -18,7 +18,7 @@ from ..base import MXNetError
 from ..ndarray import tape
 from ..ndarray.dispatch import (KERNEL_ERRORS, attach_node, kernel_error, output_context,
                                 requires_grad)
-from .op_specs import spec_of
+from .op_specs import kernel_inputs, spec_of
 
 NODE_NAME = '_CachedOp'  # the recorded node's name, MXNet's
 
@@ -105,12 +105,7 @@ class GraphNode:
     @staticmethod
     def _forward(steps, slots, path, xp):
         for index, op, params, fill, inputs, release, node, grad_to in steps:
-            raw = [slots[s][k] for s, k in inputs]
-            if fill is not None:
-                full = list(fill[0])
-                for position, value in zip(fill[1], raw):
-                    full[position] = value
-                raw = full
+            raw = kernel_inputs(fill, [slots[s][k] for s, k in inputs])
             try:
                 result = op.forward(xp, *raw, **params)
             except MXNetError as exc:

@@ -254,20 +254,13 @@ class OpSpec:
     def runner(self, attrs, subgraphs=()):
         """``run(inputs, ctx)`` -> list of output NDArrays for a node with ``attrs``
         (and ``subgraphs``, which only control-flow ops have)."""
-        params = self.params(attrs)
         if self._run is not None:
-            run = self._run
+            params, run = self.params(attrs), self._run
             return lambda inputs, ctx: run(inputs, params, ctx)
-        op = self.op
-        slots = self._input_slots(attrs)
+        op, params, fill = self.kernel(attrs)
 
         def run_op(inputs, ctx):
-            if slots is not None:  # the kernel takes None for inputs a node leaves out
-                full = [None] * len(self._inputs)
-                for slot, value in zip(slots, inputs):
-                    full[slot] = value
-                inputs = full
-            out = invoke(op, inputs, params)
+            out = invoke(op, kernel_inputs(fill, inputs), params)
             return out if isinstance(out, list) else [out]
         return run_op
 
@@ -475,6 +468,18 @@ _CANONICAL['softrelu'] = OpSpec('Activation', get_op('Activation'), hint='softre
 
 
 # ---- scalar forms: ``x + 1`` is ``_plus_scalar(x, scalar=1)`` ----
+
+def kernel_inputs(fill, inputs):
+    """A node's ``inputs`` as its kernel takes them, for ``fill`` from ``OpSpec.kernel``
+    (the kernel takes None for inputs a node leaves out, a scalar form's scalar)."""
+    if fill is None:
+        return inputs
+    template, positions = fill
+    full = list(template)
+    for position, value in zip(positions, inputs):
+        full[position] = value
+    return full
+
 
 def _scalar_runner(op, reverse):
     def run(inputs, params, ctx):
