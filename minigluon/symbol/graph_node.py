@@ -98,8 +98,10 @@ class GraphNode:
         outs = [wrap(slots[s][k], out_ctx) for s, k in program.heads]
         if path:
             variables = [v if v._node is None else None for v in values]
-            attach_node(_backward(path, program, variables, xp), values, outs, NODE_NAME,
-                        rule=tape.first_order_rule)
+            backward = _backward(path, program, variables, xp)
+            # what autograd.get_symbol splices in for the node (symbol/recorded.py)
+            backward.graph = (program, [v._data for v in values])
+            attach_node(backward, values, outs, NODE_NAME, rule=tape.first_order_rule)
         return outs
 
     @staticmethod

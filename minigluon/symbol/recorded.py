@@ -5,7 +5,10 @@ name (``add`` is ``broadcast_add``; with a number as one input, ``_plus_scalar``
 the call's parameters as attributes, named ``node_0``, ``node_1``... each after the
 nodes it reads; each array the recorded ops read without having computed it (a parameter, an input)
 becomes a variable ``var0``, ``var1``... in the order first read, as MXNet names them.
+The one node of a block hybridized with ``static_alloc=True`` (``graph_node.py``)
+becomes the ops of its graph, spliced in between the ops recorded around it.
 """
+import itertools
 import numbers
 
 from ..base import MXNetError
@@ -31,16 +34,18 @@ def tape_symbol(array):
             leaves[id(key)] = (key, Symbol([(Node(None, 'var%d' % len(leaves)), 0)]))
         return leaves[id(key)][1]
 
-    for count, node in enumerate(reversed(_topo_order([head]))):
+    names = ('node_%d' % i for i in itertools.count())
+    for node in reversed(_topo_order([head])):
         if node.parents is None:
             raise MXNetError('get_symbol: backward already freed the recorded computation; '
                              'call get_symbol before backward, or backward with '
                              'retain_graph=True')
-        if node.saved is None:
+        graph = getattr(node.backward, 'graph', None)  # a hybridized block's one node
+        if node.saved is None and graph is None:
             raise MXNetError('get_symbol: the recorded computation holds %r, a custom '
                              'autograd.Function or gradient node with no graph op; '
                              'compute the array with ops only' % node.name)
-        raw, params = node.saved[0], node.saved[1]
+        raw = graph[1] if graph is not None else node.saved[0]
         inputs = []
         for value, parent in zip(raw, node.parents):
             if type(parent) is tuple:  # pylint: disable=unidiomatic-typecheck
@@ -49,8 +54,26 @@ def tape_symbol(array):
                 inputs.append(value)
             else:
                 inputs.append(leaf(parent if parent is not None else value))
-        made[id(node)] = _graph_node(node.name, inputs, params, 'node_%d' % count)
+        if graph is not None:
+            made[id(node)] = _spliced(graph[0], inputs, names)
+        else:
+            made[id(node)] = _graph_node(node.name, inputs, node.saved[1], next(names))
     return made[id(head)][array._out_idx]
+
+
+def _spliced(program, inputs, names):
+    """The outputs of ``program`` (a ``GraphProgram``) as Symbols over ``inputs``, one
+    Symbol per variable: its operator nodes copied, named on from ``names``."""
+    entries = {slot: sym._outputs[0]  # pylint: disable=protected-access
+               for slot, sym in zip(program.var_slots, inputs)}
+    nodes = {}
+
+    def entry(slot, k):
+        return entries[slot] if slot in entries else (nodes[slot], k)
+    for index, _, node_inputs, _, node in program.steps:
+        nodes[index] = Node(node.op, next(names), node.attrs,
+                            [entry(s, k) for s, k in node_inputs], node.subgraphs)
+    return [Symbol([entry(s, k)]) for s, k in program.heads]
 
 
 def _graph_node(op_name, inputs, params, name):

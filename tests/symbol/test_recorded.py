@@ -55,15 +55,46 @@ def test_a_hybridized_block_gives_the_ops_it_replays():
     net.initialize()
     x = nd.ones((1, 3))
     shapes = []
-    for hybridize in (False, True):
-        net.hybridize(hybridize)
+    for hybridize in (False, True, 'static_alloc'):
+        net.hybridize(bool(hybridize), static_alloc=hybridize == 'static_alloc')
         with autograd.record():
             y = net(x)
         sym = autograd.get_symbol(y)
         shapes.append(sym.infer_shape(var0=(1, 3))[1])
         assert [n['op'] for n in json.loads(sym.tojson())['nodes'] if n['op'] != 'null'] == \
             ['FullyConnected', 'Activation', 'FullyConnected']
-    assert shapes[0] == shapes[1] == [(1, 2)]
+    assert shapes[0] == shapes[1] == shapes[2] == [(1, 2)]
+
+
+def test_a_static_alloc_block_recorded_as_one_node_is_spliced_in_and_computes_the_same():
+    """The block's one node becomes its graph's ops, between the ops recorded around it."""
+    mx.random.seed(2)
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(4, activation='tanh', in_units=3), mx.gluon.nn.Dense(2, in_units=4))
+    net.initialize()
+    net.hybridize(static_alloc=True)
+    x = nd.array(np.random.RandomState(0).normal(size=(2, 3)))
+    x.attach_grad()
+    with autograd.record():
+        z = net(nd.sigmoid(x)) * 3
+    assert z._node.parents[0][0].name == '_CachedOp'
+    sym = autograd.get_symbol(z)
+    ops = [n['op'] for n in json.loads(sym.tojson())['nodes'] if n['op'] != 'null']
+    assert ops == ['sigmoid', 'FullyConnected', 'Activation', 'FullyConnected', '_mul_scalar']
+    params = list(net.collect_params().values())
+    arrays = [x] + [p.data() for p in params]
+    assert len(sym.list_arguments()) == len(arrays)
+    head = nd.array(np.random.RandomState(1).normal(size=z.shape))
+    z.backward(head)
+    # var0 is x (read first); the parameters follow in the graph's variable order
+    args = {'var%d' % i: a.copy() for i, a in enumerate(arrays)}
+    grads = {name: nd.zeros(a.shape) for name, a in args.items()}
+    executor = sym.bind(mx.cpu(), args, args_grad=grads)
+    np.testing.assert_array_equal(executor.forward(is_train=True)[0].asnumpy(), z.asnumpy())
+    executor.backward(head)
+    expected = [x.grad] + [p.grad() for p in params]
+    for i, grad in enumerate(expected):
+        np.testing.assert_array_equal(grads['var%d' % i].asnumpy(), grad.asnumpy())
 
 
 def test_errors_say_what_is_missing():
