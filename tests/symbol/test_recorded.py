@@ -40,13 +40,19 @@ def test_the_graph_computes_the_recorded_values_and_gradients():
     head = nd.array(np.random.RandomState(1).normal(size=z.shape))
     sym = autograd.get_symbol(z)
     z.backward(head)
+    _assert_bound_symbol_reproduces(sym, z, head, arrays, [a.grad for a in arrays])
+
+
+def _assert_bound_symbol_reproduces(sym, z, head, arrays, expected_grads):
+    """``sym`` bound to ``arrays`` (as ``var0``, ``var1``...) gives the recorded ``z`` and,
+    backward from ``head``, the recorded gradients, bit for bit."""
     args = {'var%d' % i: a.copy() for i, a in enumerate(arrays)}
     grads = {name: nd.zeros(a.shape) for name, a in args.items()}
     executor = sym.bind(mx.cpu(), args, args_grad=grads)
     np.testing.assert_array_equal(executor.forward(is_train=True)[0].asnumpy(), z.asnumpy())
     executor.backward(head)
-    for i, a in enumerate(arrays):
-        np.testing.assert_array_equal(grads['var%d' % i].asnumpy(), a.grad.asnumpy())
+    for i, grad in enumerate(expected_grads):
+        np.testing.assert_array_equal(grads['var%d' % i].asnumpy(), grad.asnumpy())
 
 
 def test_a_hybridized_block_gives_the_ops_it_replays():
@@ -87,14 +93,7 @@ def test_a_static_alloc_block_recorded_as_one_node_is_spliced_in_and_computes_th
     head = nd.array(np.random.RandomState(1).normal(size=z.shape))
     z.backward(head)
     # var0 is x (read first); the parameters follow in the graph's variable order
-    args = {'var%d' % i: a.copy() for i, a in enumerate(arrays)}
-    grads = {name: nd.zeros(a.shape) for name, a in args.items()}
-    executor = sym.bind(mx.cpu(), args, args_grad=grads)
-    np.testing.assert_array_equal(executor.forward(is_train=True)[0].asnumpy(), z.asnumpy())
-    executor.backward(head)
-    expected = [x.grad] + [p.grad() for p in params]
-    for i, grad in enumerate(expected):
-        np.testing.assert_array_equal(grads['var%d' % i].asnumpy(), grad.asnumpy())
+    _assert_bound_symbol_reproduces(sym, z, head, arrays, [x.grad] + [p.grad() for p in params])
 
 
 def test_errors_say_what_is_missing():
