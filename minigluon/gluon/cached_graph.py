@@ -16,7 +16,7 @@ from ..ndarray import NDArray
 from ..ndarray.dispatch import first_order_only, op_monitor, profiling
 from ..ndarray.tape import is_recording
 from ..symbol import Symbol
-from ..symbol.executor import GraphProgram, cached_op_monitor_names
+from ..symbol.executor import GraphProgram, cached_op_monitor_names, node_error
 from ..symbol.graph_node import GraphNode
 from ..symbol.op_specs import spec_of
 from ..nesting import regroup
@@ -187,8 +187,7 @@ class CachedGraph:
             try:
                 slots[index] = runner(args, ctx)
             except MXNetError as exc:
-                raise type(exc)('%s (in graph node %s, op %s)' % (exc, node.name, node.op)) \
-                    from exc
+                raise node_error(exc, node) from exc
             for label, arr in zip(out_labels, slots[index]):
                 callback(label, node.op, arr)
             for s in release:

@@ -233,6 +233,16 @@ def output_context(ctx):
     return _cpu(ctx.device_id) if ctx.device_type in _HOST_KINDS else ctx
 
 
+def kernel_outputs(op, result):
+    """The outputs (one array, or a tuple or list of them) of ``op``'s kernel as a tuple,
+    each 0-d one made (1,): MXNet 1.x's ops but a few (``zero_dim``) give no 0-d arrays."""
+    if not isinstance(result, (tuple, list)):  # the common case, without a generator
+        return (result.reshape(1) if result.ndim == 0 and not op.zero_dim else result,)
+    if op.zero_dim:
+        return tuple(result)
+    return tuple(r.reshape(1) if r.ndim == 0 else r for r in result)
+
+
 def profiling():
     """True while a profiler records every op (see ``set_profiler``)."""
     return _profiler is not None
@@ -312,14 +322,10 @@ def invoke(op, inputs, params, ctx=None):
     out_ctx = op.output_context(params) if op.output_context else ctx
     wrap = type(ref)
     single = not isinstance(result, (tuple, list))
-    flat = not op.zero_dim  # MXNet 1.x's ops but a few give no 0-d arrays
-    if single:
-        outs = [wrap(result.reshape(1) if flat and result.ndim == 0 else result, out_ctx)]
-    else:
-        outs = [wrap(r.reshape(1) if flat and r.ndim == 0 else r, out_ctx) for r in result]
+    out_raw = kernel_outputs(op, result)
+    outs = [wrap(r, out_ctx) for r in out_raw]
     if needs_grad is not None and any(needs_grad):
         if _keep.saved:
-            out_raw = (outs[0]._data,) if single else tuple(o._data for o in outs)
             attach_node(backward, inputs, outs, op.name,
                         (raw, params, out_raw, wrap, ctx, out_ctx))
         else:

@@ -108,8 +108,7 @@ class GraphProgram:
             try:
                 slots[index] = runner(args, ctx)
             except MXNetError as exc:
-                raise type(exc)('%s (in graph node %s, op %s)' % (exc, node.name, node.op)) \
-                    from exc
+                raise node_error(exc, node) from exc
             if observe is not None:
                 observe(node, args, slots[index])
             for s in release:
@@ -145,6 +144,12 @@ class GraphProgram:
                 if s not in kept:
                     live.pop(s, None)
         return peak
+
+
+def node_error(exc, node):
+    """The MXNetError ``exc`` again, of its class, naming the graph ``node`` it came
+    from."""
+    return type(exc)('%s (in graph node %s, op %s)' % (exc, node.name, node.op))
 
 
 # How MXNet's monitors name a node's arrays: ``<node>_<input name>`` where the op

@@ -16,8 +16,9 @@ need: gradients of gradients through it raise ``tape.first_order_rule``'s error.
 from ..backend import NO_DEVICE
 from ..base import MXNetError
 from ..ndarray import tape
-from ..ndarray.dispatch import (KERNEL_ERRORS, attach_node, kernel_error, output_context,
-                                requires_grad)
+from ..ndarray.dispatch import (KERNEL_ERRORS, attach_node, kernel_error, kernel_outputs,
+                                output_context, requires_grad)
+from .executor import node_error
 from .op_specs import kernel_inputs, spec_of
 
 NODE_NAME = '_CachedOp'  # the recorded node's name, MXNet's
@@ -111,20 +112,12 @@ class GraphNode:
             try:
                 result = op.forward(xp, *raw, **params)
             except MXNetError as exc:
-                raise type(exc)('%s (in graph node %s, op %s)' % (exc, node.name, node.op)) \
-                    from exc
+                raise node_error(exc, node) from exc
             except KERNEL_ERRORS as exc:
-                error = kernel_error(op, raw, params, exc)
-                raise type(error)('%s (in graph node %s)' % (error, node.name)) from exc
+                raise node_error(kernel_error(op, raw, params, exc), node) from exc
             if op.differentiable:
                 result, backward = result
-            if isinstance(result, (tuple, list)):
-                outs = tuple(r.reshape(1) if r.ndim == 0 and not op.zero_dim else r
-                             for r in result)
-            else:
-                outs = (result.reshape(1) if result.ndim == 0 and not op.zero_dim
-                        else result,)
-            slots[index] = outs
+            slots[index] = outs = kernel_outputs(op, result)
             if grad_to is not None and path is not None:
                 path.append((index, backward, grad_to,
                              tuple((o.shape, o.dtype) for o in outs)))
