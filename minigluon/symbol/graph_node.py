@@ -49,13 +49,14 @@ class GraphNode:
         """The steps for inputs of which ``need`` (a bool per variable, or None when
         nothing is recorded) need gradients: per step, the kernel, its arguments, where
         its inputs go, what to release, and, on a gradient's path, which of the kernel's
-        inputs get a gradient."""
+        inputs get a gradient; and ``completing``: after which entry of the recorded
+        path (walked in reverse) each variable's gradient is whole."""
         plan = self._plans.get(need)
         if plan is not None:
             return plan
         program = self.program
         on_path = {s for s, wanted in zip(program.var_slots, need or ()) if wanted}
-        steps = []
+        steps, complete, recorded = [], {}, 0  # recorded: the path's length so far
         for index, _, inputs, release, node in program.steps:
             op, params, fill = self._kernels[index]
             width = len(inputs) if fill is None else len(fill[0])
@@ -65,13 +66,20 @@ class GraphNode:
                 on_path.add(index)
                 grad_to = [(position, s, k) for position, (s, k) in zip(positions, inputs)
                            if s in on_path]
+                for _, s, _ in grad_to:
+                    complete.setdefault(s, recorded)
+                recorded += 1
             if op.takes_needs_grad:
                 needs = [False] * width
                 for position, _, _ in grad_to or ():
                     needs[position] = True
                 params = dict(params, needs_grad=tuple(needs))
             steps.append((index, op, params, fill, inputs, release, node, grad_to))
-        plan = self._plans[need] = steps
+        completing, variables = {}, set(program.var_slots)
+        for slot, at in complete.items():
+            if slot in variables:
+                completing.setdefault(at, []).append(slot)
+        plan = self._plans[need] = (steps, completing)
         return plan
 
     def run(self, values, ctx):
@@ -83,7 +91,7 @@ class GraphNode:
             need = tuple(requires_grad(v) for v in values)
             if not any(need):
                 need = None
-        steps = self._plan(need)
+        steps, completing = self._plan(need)
         slots = [None] * program.num_nodes
         for slot, value in zip(program.var_slots, values):
             slots[slot] = (value._data,)
@@ -99,7 +107,7 @@ class GraphNode:
         outs = [wrap(slots[s][k], out_ctx) for s, k in program.heads]
         if path:
             variables = [v if v._node is None else None for v in values]
-            backward = _backward(path, program, variables, xp)
+            backward = _backward(path, completing, program, variables, xp)
             # what autograd.get_symbol splices in for the node (symbol/recorded.py)
             backward.graph = (program, [v._data for v in values])
             attach_node(backward, values, outs, NODE_NAME, rule=tape.first_order_rule)
@@ -125,24 +133,16 @@ class GraphNode:
                 slots[s] = None
 
 
-def _backward(path, program, variables, xp):
+def _backward(path, completing, program, variables, xp):
     """The recorded node's backward: output gradients in, one gradient (or None) per
     graph variable out, through the kept closures in reverse. The gradient of an
     autograd variable among the inputs (``variables``: the input, or None) is handed to
-    the tape as soon as the last closure adding to it has run (``tape.take_final``)."""
+    the tape as soon as the last closure adding to it has run (``completing``, from the
+    plan; ``tape.take_final``)."""
     heads = program.heads
     var_slots = program.var_slots
     outputs = {index: meta for index, _, _, meta in path}  # what each node's outputs are
-    # after which entry of ``path`` (walked in reverse) each variable's gradient is whole
-    complete = {}
-    variable_of = {slot: var for slot, var in zip(var_slots, variables) if var is not None}
-    for at, (_, _, grad_to, _) in enumerate(path):
-        for _, s, _ in grad_to:
-            if s in variable_of and s not in complete:
-                complete[s] = at
-    completing = {}
-    for s, at in complete.items():
-        completing.setdefault(at, []).append(s)
+    variable_of = dict(zip(var_slots, variables))
 
     def backward(out_grads):
         if len(heads) == 1:
@@ -162,7 +162,8 @@ def _backward(path, program, variables, xp):
                 grads[index] = None
                 _step_back(closure, given, meta, grad_to, grads, outputs, xp)
             for s in completing.get(at, ()):
-                if grads[s] is not None and tape.take_final(variable_of[s], grads[s][0]):
+                if grads[s] is not None and variable_of[s] is not None and \
+                        tape.take_final(variable_of[s], grads[s][0]):
                     grads[s] = None
         return tuple(grads[s][0] if grads[s] is not None else None for s in var_slots)
     return backward
